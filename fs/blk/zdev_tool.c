@@ -1,0 +1,196 @@
+/*
+ * zdev_tool.c - zlfs-zdev: create emulated zoned images and look at or
+ * reset the zones of any device spec.
+ *
+ *   zlfs-zdev create IMAGE --size SIZE --zone-size SIZE [--zone-capacity SIZE]
+ *             [--conv-zones N] [--max-open N] [--max-active N] [--lbs N] [--force]
+ *   zlfs-zdev report DEVICE [--first N] [--count N]
+ *   zlfs-zdev reset DEVICE [ZONE]
+ *   zlfs-zdev info DEVICE
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zlfs/zdev.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: zlfs-zdev create IMAGE --size SIZE --zone-size SIZE [--zone-capacity SIZE]\n"
+		"                 [--conv-zones N] [--max-open N] [--max-active N] [--lbs 512|4096] [--force]\n"
+		"       zlfs-zdev report DEVICE [--first N] [--count N]\n"
+		"       zlfs-zdev reset DEVICE [ZONE]\n"
+		"       zlfs-zdev info DEVICE\n"
+		"DEVICE is a device spec: /dev/..., an image path, or mem:OPTS (see README).\n");
+}
+
+static int parse_u32(const char *s, uint32_t *v)
+{
+	char *end;
+	unsigned long x = strtoul(s, &end, 0);
+	if (!*s || *end || x > UINT32_MAX || *s == '-')
+		return -1;
+	*v = (uint32_t)x;
+	return 0;
+}
+
+static int open_dev(const char *spec, struct zlfs_zdev **dev)
+{
+	int ret = zlfs_zdev_open(spec, dev);
+	if (ret)
+		fprintf(stderr, "zlfs-zdev: %s: %s (%s)\n", spec, zlfs_zdev_errmsg(), strerror(-ret));
+	return ret;
+}
+
+static int cmd_create(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "size", required_argument, NULL, 's' },
+		{ "zone-size", required_argument, NULL, 'z' },
+		{ "zone-capacity", required_argument, NULL, 'c' },
+		{ "conv-zones", required_argument, NULL, 'n' },
+		{ "max-open", required_argument, NULL, 'o' },
+		{ "max-active", required_argument, NULL, 'a' },
+		{ "lbs", required_argument, NULL, 'l' },
+		{ "force", no_argument, NULL, 'f' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct zlfs_image_params p = { 0 };
+	bool force = false;
+	int c, bad = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "s:z:c:n:o:a:l:f", lo, NULL)) != -1) {
+		switch (c) {
+		case 's': bad |= zlfs_parse_size(optarg, &p.size); break;
+		case 'z': bad |= zlfs_parse_size(optarg, &p.zone_size); break;
+		case 'c': bad |= zlfs_parse_size(optarg, &p.zone_cap); break;
+		case 'n': bad |= parse_u32(optarg, &p.nr_conv); break;
+		case 'o': bad |= parse_u32(optarg, &p.max_open); break;
+		case 'a': bad |= parse_u32(optarg, &p.max_active); break;
+		case 'l': bad |= parse_u32(optarg, &p.lbs); break;
+		case 'f': force = true; break;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (bad || optind != argc - 1 || !p.size || !p.zone_size) {
+		usage(stderr);
+		return 2;
+	}
+	int ret = zlfs_image_create(argv[optind], &p, force);
+	if (ret) {
+		fprintf(stderr, "zlfs-zdev: create %s: %s\n", argv[optind], zlfs_zdev_errmsg());
+		return 1;
+	}
+	printf("created %s: %llu bytes, %llu zones of %llu bytes (capacity %llu), %u conventional\n",
+	       argv[optind], (unsigned long long)p.size,
+	       (unsigned long long)(p.size / p.zone_size), (unsigned long long)p.zone_size,
+	       (unsigned long long)(p.zone_cap ? p.zone_cap : p.zone_size), p.nr_conv);
+	return 0;
+}
+
+static void print_info(struct zlfs_zdev *dev)
+{
+	const struct zlfs_zdev_geom *g = zlfs_zdev_geom(dev);
+
+	printf("device:        %s\n", zlfs_zdev_spec(dev));
+	printf("kind:          %s\n", zlfs_zdev_kind_str(g->kind));
+	printf("zoned:         %s\n", g->zoned ? "host-managed" : "no");
+	printf("size:          %llu bytes\n", (unsigned long long)g->size);
+	printf("block size:    %u\n", g->lbs);
+	printf("zone size:     %llu\n", (unsigned long long)g->zone_size);
+	printf("zone capacity: %llu\n", (unsigned long long)g->zone_cap);
+	printf("zones:         %u (%u conventional)\n", g->nr_zones, g->nr_conv);
+	printf("max open:      %u%s\n", g->max_open, g->max_open ? "" : " (no limit)");
+	printf("max active:    %u%s\n", g->max_active, g->max_active ? "" : " (no limit)");
+	printf("queue depth:   %u\n", g->depth);
+	printf("no zone write lock: %s\n", g->no_zwl ? "yes" : "no");
+}
+
+static int cmd_report(struct zlfs_zdev *dev, uint32_t first, uint32_t count)
+{
+	const struct zlfs_zdev_geom *g = zlfs_zdev_geom(dev);
+	struct zlfs_zone zs[128];
+
+	if (first > g->nr_zones)
+		first = g->nr_zones;
+	if (!count || count > g->nr_zones - first)
+		count = g->nr_zones - first;
+	printf("Device %s: %u zones\n", zlfs_zdev_spec(dev), g->nr_zones);
+	while (count) {
+		uint32_t n = count < 128 ? count : 128;
+		int ret = zlfs_zdev_report(dev, first, zs, &n);
+		if (ret || !n) {
+			fprintf(stderr, "zlfs-zdev: report: %s\n", zlfs_zdev_strerror(ret ? ret : -EIO));
+			return 1;
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			const struct zlfs_zone *z = &zs[i];
+			printf("Zone %06u: start 0x%012llx, len 0x%09llx, cap 0x%09llx, wp 0x%09llx, "
+			       "%s, %s\n", first + i, (unsigned long long)z->start,
+			       (unsigned long long)z->len, (unsigned long long)z->cap,
+			       (unsigned long long)(z->type == ZLFS_ZONE_CONV ? 0 : z->wp - z->start),
+			       z->type == ZLFS_ZONE_CONV ? "conv" : "swr", zlfs_zone_cond_str(z->cond));
+		}
+		first += n;
+		count -= n;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct zlfs_zdev *dev;
+	int ret;
+
+	if (argc < 3) {
+		usage(argc < 2 ? stderr : stdout);
+		return 2;
+	}
+	if (!strcmp(argv[1], "create"))
+		return cmd_create(argc - 1, argv + 1);
+	if (strcmp(argv[1], "report") && strcmp(argv[1], "reset") && strcmp(argv[1], "info")) {
+		usage(stderr);
+		return 2;
+	}
+	if (open_dev(argv[2], &dev))
+		return 1;
+	if (!strcmp(argv[1], "info")) {
+		print_info(dev);
+		ret = 0;
+	} else if (!strcmp(argv[1], "report")) {
+		uint32_t first = 0, count = 0;
+		ret = 0;
+		for (int i = 3; i < argc; i++) {
+			if (!strcmp(argv[i], "--first") && i + 1 < argc)
+				ret |= parse_u32(argv[++i], &first);
+			else if (!strcmp(argv[i], "--count") && i + 1 < argc)
+				ret |= parse_u32(argv[++i], &count);
+			else
+				ret = -1;
+		}
+		if (ret) {
+			usage(stderr);
+			ret = 2;
+		} else {
+			ret = cmd_report(dev, first, count);
+		}
+	} else {
+		uint32_t zone = ZLFS_ZONE_ALL;
+		if (argc > 4 || (argc == 4 && parse_u32(argv[3], &zone))) {
+			usage(stderr);
+			zlfs_zdev_close(dev);
+			return 2;
+		}
+		ret = zlfs_zdev_zone_mgmt(dev, ZLFS_ZM_RESET, zone);
+		if (ret)
+			fprintf(stderr, "zlfs-zdev: reset: %s\n", zlfs_zdev_strerror(ret));
+		else if ((ret = zlfs_zdev_flush(dev)))
+			fprintf(stderr, "zlfs-zdev: flush: %s\n", zlfs_zdev_strerror(ret));
+		ret = ret ? 1 : 0;
+	}
+	zlfs_zdev_close(dev);
+	return ret;
+}

@@ -1,0 +1,867 @@
+/*
+ * zemu.c - the emulated zoned device (mem: and image backends).
+ *
+ * Life of a command: submit -> (service model queue, if any) -> exec ->
+ * data transfer -> done().  exec is the moment the device "executes" the
+ * command: the zone rules are checked and the write pointer advanced there
+ * (zrules.c), never at submit, so commands reordered in the service model
+ * meet the rules in their new order.
+ *
+ * Stores:
+ *   mem    an anonymous mapping; data moves at exec.
+ *   image  the image file through io_uring; executed writes of a zone wait
+ *          on its pend list until their data has landed, and only then is
+ *          the zone's persisted write pointer (IMAGE.zst) advanced over
+ *          them, so a killed process never leaves a write pointer ahead of
+ *          its data.  In power-cut mode image writes are done at exec
+ *          (pwrite) so that every write can be undone exactly.
+ *
+ * Power cut: once armed, each sequential zone remembers the write pointer
+ * of the last completed flush and each conventional zone keeps undo
+ * records of its unflushed writes.  The cut keeps a random prefix of every
+ * zone's unflushed writes and fails everything afterwards with EIO.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "zemu.h"
+
+/* Per-command context for image I/O and for results posted through the ring. */
+struct zio {
+	struct zuring_req req;
+	struct zemu *z;
+	struct zlfs_cmd *cmd;
+	int nzero;
+	struct { uint64_t off, len; } zero[];  /* read: ranges past a wp, from cmd->off */
+};
+
+static void finish_cmd(struct zemu *z, struct zlfs_cmd *cmd);
+
+/* ---- data movement ------------------------------------------------------- */
+
+static void mem_copy_in(struct zemu *z, uint64_t pos, const struct iovec *iov, int cnt)
+{
+	for (int i = 0; i < cnt; i++) {
+		memcpy(z->mem + pos, iov[i].iov_base, iov[i].iov_len);
+		pos += iov[i].iov_len;
+	}
+}
+
+/* Copy device bytes [off, off+len) into the command's iov at byte skip. */
+static void iov_fill(const struct iovec *iov, int cnt, uint64_t skip, const uint8_t *src,
+		     uint64_t len)
+{
+	for (int i = 0; i < cnt && len; i++) {
+		if (skip >= iov[i].iov_len) {
+			skip -= iov[i].iov_len;
+			continue;
+		}
+		uint64_t n = iov[i].iov_len - skip;
+		if (n > len)
+			n = len;
+		if (src) {
+			memcpy((uint8_t *)iov[i].iov_base + skip, src, n);
+			src += n;
+		} else {
+			memset((uint8_t *)iov[i].iov_base + skip, 0, n);
+		}
+		len -= n;
+		skip = 0;
+	}
+}
+
+struct read_ctx {
+	struct zemu *z;
+	struct zlfs_cmd *cmd;
+	struct zio *io;     /* image: zero ranges collected here */
+	int cap;
+};
+
+static void read_seg(void *arg, uint64_t off, uint64_t len, bool valid)
+{
+	struct read_ctx *rc = arg;
+	struct zlfs_cmd *cmd = rc->cmd;
+
+	if (!rc->z->image) {
+		iov_fill(cmd->iov, cmd->iovcnt, off - cmd->off, valid ? rc->z->mem + off : NULL, len);
+		return;
+	}
+	if (!valid && rc->io->nzero < rc->cap) {
+		rc->io->zero[rc->io->nzero].off = off - cmd->off;
+		rc->io->zero[rc->io->nzero].len = len;
+		rc->io->nzero++;
+	}
+}
+
+/* Read the old bytes of [off, off+len) for an undo record. */
+static struct zundo *undo_capture(struct zemu *z, uint64_t off, uint64_t len)
+{
+	struct zundo *u = malloc(sizeof(*u) + len);
+
+	if (!u)
+		return NULL;
+	u->off = off;
+	u->len = len;
+	if (!z->image)
+		memcpy(u->data, z->mem + off, len);
+	else if (pread(z->fd, u->data, len, (off_t)off) != (ssize_t)len)
+		memset(u->data, 0, len);
+	return u;
+}
+
+static void discard_zone(void *arg, uint32_t zone)
+{
+	struct zemu *z = arg;
+	struct zlfs_zone *zn = &z->zones[zone];
+
+	if (!z->image) {
+		uint8_t *p = z->mem + zn->start;
+		if (zn->start % 4096 == 0 && zn->len % 4096 == 0)
+			madvise(p, zn->len, MADV_DONTNEED);  /* private anon: reads zeros again */
+		else
+			memset(p, 0, zn->len);
+	} else {
+		z->zx[zone].persist_wp = zn->start;
+		zimg_persist_zone(z, zone);
+		zimg_discard(z, zn->start, zn->len);
+	}
+	z->zx[zone].flushed_wp = zn->start;
+}
+
+/* ---- power cut ----------------------------------------------------------- */
+
+static void undo_free(struct zemu_zone *x)
+{
+	while (x->undo) {
+		struct zundo *u = x->undo;
+		x->undo = u->next;
+		free(u);
+	}
+	x->nundo = 0;
+}
+
+/* Everything executed so far is durable. Caller holds z->lock. */
+static void pc_flushed(struct zemu *z)
+{
+	for (uint32_t i = 0; i < z->r.nr; i++) {
+		z->zx[i].flushed_wp = z->zones[i].wp;
+		undo_free(&z->zx[i]);
+	}
+}
+
+/* Cut power now. Caller holds z->lock. */
+static void pc_cut(struct zemu *z)
+{
+	if (z->dead)
+		return;
+	for (uint32_t i = 0; i < z->r.nr; i++) {
+		struct zlfs_zone *zn = &z->zones[i];
+		struct zemu_zone *x = &z->zx[i];
+		if (zn->type == ZLFS_ZONE_CONV) {
+			/* keep the oldest k unflushed writes, undo the newer ones */
+			uint32_t keep = (uint32_t)(zrand_next(&z->pc_rng) % (x->nundo + 1));
+			uint32_t drop = x->nundo - keep;
+			for (struct zundo *u = x->undo; u && drop; u = u->next, drop--) {
+				if (!z->image)
+					memcpy(z->mem + u->off, u->data, u->len);
+				else if (pwrite(z->fd, u->data, u->len, (off_t)u->off) < 0)
+					perror("zlfs: power cut undo");
+			}
+			undo_free(x);
+			continue;
+		}
+		if (zn->cond == ZLFS_ZC_OFFLINE || zn->cond == ZLFS_ZC_RDONLY)
+			continue;
+		if (zn->wp > x->flushed_wp) {
+			uint64_t blocks = (zn->wp - x->flushed_wp) / z->base.geom.lbs;
+			uint64_t keep = zrand_next(&z->pc_rng) % (blocks + 1);
+			uint64_t nwp = x->flushed_wp + keep * z->base.geom.lbs;
+			uint64_t lost = zn->wp - nwp;
+			if (lost) {
+				if (!z->image)
+					memset(z->mem + nwp, 0, lost);
+				zn->wp = nwp;
+				if (z->image) {
+					x->persist_wp = nwp;
+					zimg_persist_zone(z, i);
+					zimg_discard(z, nwp, lost);
+				}
+			}
+		}
+		/* a write pointer that moved back leaves FULL / open states */
+		if (zn->wp == zn->start)
+			zn->cond = ZLFS_ZC_EMPTY;
+		else if (zn->wp < zn->start + zn->cap)
+			zn->cond = ZLFS_ZC_CLOSED;
+		else
+			zn->cond = ZLFS_ZC_FULL;
+	}
+	zrules_power_cycle(&z->r);
+	z->dead = true;
+	z->pc_armed = false;
+	if (z->image)
+		zimg_sync(z);
+}
+
+/* ---- execution ----------------------------------------------------------- */
+
+/* Deliver a command whose result is set, never on the submitter's stack. */
+static void zio_posted(struct zuring_req *r, int res)
+{
+	struct zio *io = (struct zio *)r;
+	(void)res;
+	finish_cmd(io->z, io->cmd);
+	free(io);
+}
+
+static void complete_later(struct zemu *z, struct zlfs_cmd *cmd)
+{
+	if (!z->svc) {
+		struct zio *io = calloc(1, sizeof(*io));
+		if (io) {
+			io->z = z;
+			io->cmd = cmd;
+			io->req.cb = zio_posted;
+			if (!zuring_post(&z->ur, &io->req))
+				return;
+			free(io);
+		}
+	}
+	/* on a service-model worker (or if posting failed) completing here is safe */
+	finish_cmd(z, cmd);
+}
+
+static void finish_cmd(struct zemu *z, struct zlfs_cmd *cmd)
+{
+	pthread_mutex_lock(&z->lock);
+	if (cmd->result == -ZLFS_EUNALIGNED)
+		z->stats.unaligned++;
+	z->inflight--;
+	if (!z->inflight)
+		pthread_cond_broadcast(&z->cv);
+	pthread_mutex_unlock(&z->lock);
+	cmd->done(cmd);
+}
+
+/* Image: advance the zone's persisted wp over writes whose data landed. */
+static void advance_persist(struct zemu *z, uint32_t zone)
+{
+	struct zemu_zone *x = &z->zx[zone];
+	bool moved = false;
+
+	while (x->pend_head && x->pend_head->data_done) {
+		struct zlfs_cmd *c = x->pend_head;
+		x->pend_head = c->dnext;
+		if (!x->pend_head)
+			x->pend_tail = NULL;
+		if (c->result == 0) {
+			x->persist_wp = c->pos + c->len;
+			moved = true;
+		}
+	}
+	if (moved)
+		zimg_persist_zone(z, zone);
+}
+
+static void zio_done(struct zuring_req *r, int res)
+{
+	struct zio *io = (struct zio *)r;
+	struct zemu *z = io->z;
+	struct zlfs_cmd *cmd = io->cmd;
+
+	if (cmd->op == ZLFS_OP_FLUSH) {
+		if (res >= 0)
+			res = zimg_sync(z);
+		cmd->result = res < 0 ? res : 0;
+	} else if (res < 0 || (uint64_t)res != cmd->len) {
+		cmd->result = res < 0 ? res : -EIO;
+	} else if (cmd->op == ZLFS_OP_READ) {
+		for (int i = 0; i < io->nzero; i++)
+			iov_fill(cmd->iov, cmd->iovcnt, io->zero[i].off, NULL, io->zero[i].len);
+	}
+	if (cmd->op == ZLFS_OP_WRITE || cmd->op == ZLFS_OP_APPEND) {
+		uint32_t zone = (uint32_t)(cmd->pos / z->base.geom.zone_size);
+		pthread_mutex_lock(&z->lock);
+		if (z->zones[zone].type != ZLFS_ZONE_CONV) {
+			if (cmd->result) {
+				/* the data did not land: the zone can't be trusted past here */
+				zrules_set_cond(&z->r, zone, ZLFS_ZC_RDONLY);
+				zimg_persist_zone(z, zone);
+			}
+			cmd->data_done = true;
+			advance_persist(z, zone);
+		}
+		pthread_mutex_unlock(&z->lock);
+	}
+	free(io);
+	finish_cmd(z, cmd);
+}
+
+/* Returns true if an injected fault hits this command. Caller holds lock. */
+static bool fault_hit(struct zemu *z, enum zlfs_fault_kind k)
+{
+	if (!z->fault_nth[k])
+		return false;
+	z->fault_count[k]++;
+	if (z->fault_count[k] == z->fault_nth[k] ||
+	    (z->fault_pers[k] && z->fault_count[k] > z->fault_nth[k])) {
+		z->stats.injected++;
+		if (!z->fault_pers[k])
+			z->fault_nth[k] = 0;
+		return true;
+	}
+	return false;
+}
+
+static void exec_cmd(void *arg, struct zlfs_cmd *cmd)
+{
+	struct zemu *z = arg;
+	struct zio *io = NULL;
+	int ret = 0;
+
+	pthread_mutex_lock(&z->lock);
+	z->stats.cmds++;
+	if (z->dead) {
+		ret = -EIO;
+		goto out_now;
+	}
+	switch (cmd->op) {
+	case ZLFS_OP_READ: {
+		z->stats.reads++;
+		if (fault_hit(z, ZLFS_FAULT_READ)) {
+			ret = -EIO;
+			break;
+		}
+		struct read_ctx rc = { z, cmd, NULL, 0 };
+		if (z->image) {
+			rc.cap = (int)(cmd->len / z->base.geom.zone_size) + 2;
+			io = calloc(1, sizeof(*io) + (size_t)rc.cap * sizeof(io->zero[0]));
+			if (!io) {
+				ret = -ENOMEM;
+				break;
+			}
+			rc.io = io;
+		}
+		ret = zrules_read(&z->r, cmd->off, cmd->len, read_seg, &rc);
+		break;
+	}
+	case ZLFS_OP_WRITE:
+	case ZLFS_OP_APPEND: {
+		z->stats.writes++;
+		if (z->pc_armed && z->pc_after && ++z->pc_writes >= z->pc_after) {
+			pc_cut(z);
+			ret = -EIO;
+			break;
+		}
+		if (fault_hit(z, ZLFS_FAULT_WRITE)) {
+			ret = -EIO;
+			break;
+		}
+		uint32_t zone = (uint32_t)(cmd->off / z->base.geom.zone_size);
+		bool conv = z->zones[zone].type == ZLFS_ZONE_CONV;
+		struct zundo *u = NULL;
+		if (z->pc_armed && conv && cmd->op == ZLFS_OP_WRITE) {
+			u = undo_capture(z, cmd->off, cmd->len);
+			if (!u) {
+				ret = -ENOMEM;
+				break;
+			}
+		}
+		ret = zrules_write(&z->r, cmd->off, cmd->len, cmd->op == ZLFS_OP_APPEND, &cmd->pos);
+		if (ret) {
+			free(u);
+			break;
+		}
+		if (u) {
+			u->next = z->zx[zone].undo;
+			z->zx[zone].undo = u;
+			z->zx[zone].nundo++;
+		}
+		if (!z->image) {
+			mem_copy_in(z, cmd->pos, cmd->iov, cmd->iovcnt);
+		} else if (z->pc_armed) {
+			ssize_t n = pwritev(z->fd, cmd->iov, cmd->iovcnt, (off_t)cmd->pos);
+			if (n != (ssize_t)cmd->len)
+				ret = -EIO;
+			else if (!conv) {
+				z->zx[zone].persist_wp = cmd->pos + cmd->len;
+				zimg_persist_zone(z, zone);
+			}
+		} else {
+			io = calloc(1, sizeof(*io));
+			if (!io) {
+				ret = -ENOMEM;  /* wp moved: the zone is now damaged */
+				zrules_set_cond(&z->r, zone, ZLFS_ZC_RDONLY);
+				break;
+			}
+			if (!conv) {
+				cmd->data_done = false;
+				cmd->dnext = NULL;
+				if (z->zx[zone].pend_tail)
+					z->zx[zone].pend_tail->dnext = cmd;
+				else
+					z->zx[zone].pend_head = cmd;
+				z->zx[zone].pend_tail = cmd;
+			}
+		}
+		break;
+	}
+	case ZLFS_OP_FLUSH:
+		z->stats.flushes++;
+		if (fault_hit(z, ZLFS_FAULT_FLUSH)) {
+			ret = -EIO;
+			break;
+		}
+		if (z->pc_armed)
+			pc_flushed(z);
+		if (z->image) {
+			io = calloc(1, sizeof(*io));
+			if (!io)
+				ret = -ENOMEM;
+		}
+		break;
+	default:
+		ret = -EINVAL;
+	}
+	if (ret || !io) {
+		free(io);
+		goto out_now;
+	}
+	/* image data transfer through io_uring */
+	z->inflight++;
+	pthread_mutex_unlock(&z->lock);
+	io->z = z;
+	io->cmd = cmd;
+	io->req.cb = zio_done;
+	if (cmd->op == ZLFS_OP_FLUSH)
+		ret = zuring_fsync(&z->ur, z->fd, &io->req);
+	else if (cmd->op == ZLFS_OP_READ)
+		ret = zuring_readv(&z->ur, z->fd, cmd->iov, cmd->iovcnt, cmd->off, &io->req);
+	else
+		ret = zuring_writev(&z->ur, z->fd, cmd->iov, cmd->iovcnt, cmd->pos, &io->req);
+	if (ret)
+		zio_done(&io->req, ret);
+	return;
+out_now:
+	cmd->result = ret;
+	z->inflight++;
+	pthread_mutex_unlock(&z->lock);
+	complete_later(z, cmd);
+}
+
+/* ---- backend ops ---------------------------------------------------------- */
+
+static int zemu_submit(struct zlfs_zdev *dev, struct zlfs_cmd *cmd)
+{
+	struct zemu *z = (struct zemu *)dev;
+
+	if (cmd->op == ZLFS_OP_APPEND &&
+	    z->zones[cmd->off / dev->geom.zone_size].type == ZLFS_ZONE_CONV)
+		return -EINVAL;
+	if (z->svc)
+		return svc_submit(z->svc, cmd);
+	exec_cmd(z, cmd);
+	return 0;
+}
+
+static int zemu_report(struct zlfs_zdev *dev, uint32_t first, struct zlfs_zone *out, uint32_t *nr)
+{
+	struct zemu *z = (struct zemu *)dev;
+
+	pthread_mutex_lock(&z->lock);
+	memcpy(out, &z->zones[first], *nr * sizeof(*out));
+	pthread_mutex_unlock(&z->lock);
+	return 0;
+}
+
+static int zemu_mgmt(struct zlfs_zdev *dev, enum zlfs_zone_mgmt op, uint32_t zone)
+{
+	struct zemu *z = (struct zemu *)dev;
+	int ret;
+
+	pthread_mutex_lock(&z->lock);
+	if (z->dead) {
+		pthread_mutex_unlock(&z->lock);
+		return -EIO;
+	}
+	ret = zrules_mgmt(&z->r, op, zone, discard_zone, z);
+	if (op == ZLFS_ZM_FINISH) {
+		/* finish is durable at once, like reset; nothing to lose past it */
+		for (uint32_t i = z->r.nr_conv; i < z->r.nr; i++) {
+			if (z->zones[i].cond == ZLFS_ZC_FULL && z->zx[i].persist_wp != z->zones[i].wp &&
+			    !z->zx[i].pend_head) {
+				z->zx[i].persist_wp = z->zones[i].wp;
+				z->zx[i].flushed_wp = z->zones[i].wp;
+				if (z->image)
+					zimg_persist_zone(z, i);
+			}
+		}
+	}
+	pthread_mutex_unlock(&z->lock);
+	return ret;
+}
+
+static void zemu_close(struct zlfs_zdev *dev)
+{
+	struct zemu *z = (struct zemu *)dev;
+
+	svc_destroy(z->svc);
+	pthread_mutex_lock(&z->lock);
+	while (z->inflight)
+		pthread_cond_wait(&z->cv, &z->lock);
+	pthread_mutex_unlock(&z->lock);
+	if (z->have_ur)
+		zuring_fini(&z->ur);
+	if (z->image) {
+		zimg_sync(z);
+		zimg_unmap_state(z);
+		if (z->fd >= 0)
+			close(z->fd);
+	}
+	if (z->mem)
+		munmap(z->mem, z->mem_len);
+	for (uint32_t i = 0; z->zx && i < z->r.nr; i++)
+		undo_free(&z->zx[i]);
+	free(z->zx);
+	free(z->zones);
+	free(z->path);
+	pthread_mutex_destroy(&z->lock);
+	pthread_cond_destroy(&z->cv);
+	free(z);
+}
+
+static int zemu_fault_arm(struct zlfs_zdev *dev, enum zlfs_fault_kind k, uint64_t nth, bool pers)
+{
+	struct zemu *z = (struct zemu *)dev;
+
+	pthread_mutex_lock(&z->lock);
+	z->fault_count[k] = 0;
+	z->fault_nth[k] = nth;
+	z->fault_pers[k] = pers;
+	pthread_mutex_unlock(&z->lock);
+	return 0;
+}
+
+static void zemu_fault_clear(struct zlfs_zdev *dev)
+{
+	struct zemu *z = (struct zemu *)dev;
+
+	pthread_mutex_lock(&z->lock);
+	memset(z->fault_nth, 0, sizeof(z->fault_nth));
+	memset(z->fault_count, 0, sizeof(z->fault_count));
+	pthread_mutex_unlock(&z->lock);
+}
+
+static int zemu_set_cond(struct zlfs_zdev *dev, uint32_t zone, enum zlfs_zone_cond cond)
+{
+	struct zemu *z = (struct zemu *)dev;
+	int ret;
+
+	pthread_mutex_lock(&z->lock);
+	ret = zrules_set_cond(&z->r, zone, (uint8_t)cond);
+	if (!ret && z->image)
+		zimg_persist_zone(z, zone);
+	pthread_mutex_unlock(&z->lock);
+	return ret;
+}
+
+static int zemu_pc_arm(struct zlfs_zdev *dev, uint64_t after, uint64_t seed)
+{
+	struct zemu *z = (struct zemu *)dev;
+
+	pthread_mutex_lock(&z->lock);
+	if (z->image) {
+		/* power-cut mode does image writes at exec: wait out the async ones */
+		while (z->inflight)
+			pthread_cond_wait(&z->cv, &z->lock);
+	}
+	if (!z->pc_armed)
+		pc_flushed(z);   /* nothing before arming can be lost */
+	z->pc_armed = true;
+	z->pc_after = after;
+	z->pc_writes = 0;
+	z->pc_rng = seed ? seed : 1;
+	pthread_mutex_unlock(&z->lock);
+	return 0;
+}
+
+static int zemu_powercut(struct zlfs_zdev *dev)
+{
+	struct zemu *z = (struct zemu *)dev;
+
+	pthread_mutex_lock(&z->lock);
+	if (!z->pc_armed && !z->dead) {
+		pthread_mutex_unlock(&z->lock);
+		return -EINVAL;
+	}
+	pc_cut(z);
+	pthread_mutex_unlock(&z->lock);
+	return 0;
+}
+
+static int zemu_revive(struct zlfs_zdev *dev)
+{
+	struct zemu *z = (struct zemu *)dev;
+
+	pthread_mutex_lock(&z->lock);
+	z->dead = false;
+	z->pc_armed = false;
+	zrules_power_cycle(&z->r);
+	for (uint32_t i = 0; i < z->r.nr; i++)
+		undo_free(&z->zx[i]);
+	pthread_mutex_unlock(&z->lock);
+	return 0;
+}
+
+static bool zemu_is_dead(struct zlfs_zdev *dev)
+{
+	struct zemu *z = (struct zemu *)dev;
+
+	pthread_mutex_lock(&z->lock);
+	bool d = z->dead;
+	pthread_mutex_unlock(&z->lock);
+	return d;
+}
+
+static void zemu_stats(struct zlfs_zdev *dev, struct zlfs_zdev_stats *st)
+{
+	struct zemu *z = (struct zemu *)dev;
+	struct svc_counters c = { 0, 0, 0 };
+
+	if (z->svc)
+		svc_counters(z->svc, &c);
+	pthread_mutex_lock(&z->lock);
+	*st = z->stats;
+	pthread_mutex_unlock(&z->lock);
+	st->requeues = c.requeues;
+	st->hibernations = c.hibernations;
+	st->reordered = c.reordered;
+}
+
+static const struct zdev_ops zemu_ops = {
+	.submit = zemu_submit,
+	.report = zemu_report,
+	.mgmt = zemu_mgmt,
+	.close = zemu_close,
+	.fault_arm = zemu_fault_arm,
+	.fault_clear = zemu_fault_clear,
+	.set_cond = zemu_set_cond,
+	.powercut_arm = zemu_pc_arm,
+	.powercut = zemu_powercut,
+	.revive = zemu_revive,
+	.is_dead = zemu_is_dead,
+	.stats = zemu_stats,
+};
+
+/* ---- construction --------------------------------------------------------- */
+
+static int check_geometry(uint64_t size, uint64_t zs, uint64_t cap, uint64_t nr_conv, uint32_t lbs)
+{
+	if (lbs != 512 && lbs != 4096) {
+		zdev_set_errmsg("logical block size must be 512 or 4096");
+		return -EINVAL;
+	}
+	if (!zs || (zs & (zs - 1)) || zs < lbs) {
+		zdev_set_errmsg("zone size must be a power of two, at least one block");
+		return -EINVAL;
+	}
+	if (!cap || cap > zs || cap % lbs) {
+		zdev_set_errmsg("zone capacity must be a block multiple no larger than the zone size");
+		return -EINVAL;
+	}
+	if (!size || size % zs || size / zs > UINT32_MAX - 1) {
+		zdev_set_errmsg("device size must be a whole number of zones");
+		return -EINVAL;
+	}
+	if (nr_conv > size / zs) {
+		zdev_set_errmsg("more conventional zones than zones");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Common options: device flag and faults armed from the spec. */
+static int common_opts(struct zemu *z, struct zopts *o)
+{
+	uint64_t v = 1, fr = 0, fw = 0, ff = 0, pers = 0, pc = 0, pcseed = 1;
+	int ret;
+
+	if ((ret = zopts_u64(o, "nozwl", &v)) || (ret = zopts_u64(o, "fail_read", &fr)) ||
+	    (ret = zopts_u64(o, "fail_write", &fw)) || (ret = zopts_u64(o, "fail_flush", &ff)) ||
+	    (ret = zopts_u64(o, "fail_always", &pers)) ||
+	    (ret = zopts_u64(o, "powercut_after", &pc)) ||
+	    (ret = zopts_u64(o, "powercut_seed", &pcseed)))
+		return ret;
+	z->base.geom.no_zwl = v != 0;
+	if (fr)
+		zemu_fault_arm(&z->base, ZLFS_FAULT_READ, fr, pers);
+	if (fw)
+		zemu_fault_arm(&z->base, ZLFS_FAULT_WRITE, fw, pers);
+	if (ff)
+		zemu_fault_arm(&z->base, ZLFS_FAULT_FLUSH, ff, pers);
+	if (pc || zopts_get(o, "powercut"))
+		zemu_pc_arm(&z->base, pc, pcseed);
+	return 0;
+}
+
+static struct zemu *zemu_alloc(uint64_t size, uint64_t zs, uint64_t cap, uint32_t nr_conv,
+			       uint32_t max_open, uint32_t max_active, uint32_t lbs)
+{
+	struct zemu *z = calloc(1, sizeof(*z));
+	uint32_t nr = (uint32_t)(size / zs);
+
+	if (!z)
+		return NULL;
+	z->fd = -1;
+	z->stfd = -1;
+	z->zones = calloc(nr, sizeof(*z->zones));
+	z->zx = calloc(nr, sizeof(*z->zx));
+	if (!z->zones || !z->zx) {
+		free(z->zones);
+		free(z->zx);
+		free(z);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < nr; i++) {
+		struct zlfs_zone *zn = &z->zones[i];
+		zn->start = (uint64_t)i * zs;
+		zn->len = zs;
+		zn->cap = i < nr_conv ? zs : cap;
+		zn->wp = zn->start;
+		zn->type = i < nr_conv ? ZLFS_ZONE_CONV : ZLFS_ZONE_SWR;
+		zn->cond = i < nr_conv ? ZLFS_ZC_NOT_WP : ZLFS_ZC_EMPTY;
+		z->zx[i].persist_wp = zn->start;
+		z->zx[i].flushed_wp = zn->start;
+	}
+	pthread_mutex_init(&z->lock, NULL);
+	pthread_cond_init(&z->cv, NULL);
+	z->base.ops = &zemu_ops;
+	struct zlfs_zdev_geom *g = &z->base.geom;
+	g->size = size;
+	g->zone_size = zs;
+	g->zone_cap = cap;
+	g->nr_zones = nr;
+	g->nr_conv = nr_conv;
+	g->lbs = lbs;
+	g->zoned = nr_conv < nr;
+	zrules_init(&z->r, z->zones, nr, nr_conv, max_open, max_active);
+	g->max_open = z->r.max_open;
+	g->max_active = z->r.max_active;
+	return z;
+}
+
+int zemu_open_mem(struct zopts *o, struct zlfs_zdev **out)
+{
+	uint64_t size = 1ull << 30, zs = 64ull << 20, cap = 0, conv = 0, mo = 0, ma = 0, lbs = 4096;
+	struct svc_params sp = { .queues = 1, .qd = 64, .enabled = true };
+	struct zemu *z;
+	int ret;
+
+	if ((ret = zopts_size(o, "size", &size)) || (ret = zopts_size(o, "zone_size", &zs)) ||
+	    (ret = zopts_size(o, "zone_capacity", &cap)) ||
+	    (ret = zopts_u64(o, "conv_zones", &conv)) || (ret = zopts_u64(o, "max_open", &mo)) ||
+	    (ret = zopts_u64(o, "max_active", &ma)) || (ret = zopts_u64(o, "lbs", &lbs)) ||
+	    (ret = svc_params_parse(o, &sp)))
+		return ret;
+	if (!cap)
+		cap = zs;
+	if ((ret = check_geometry(size, zs, cap, conv, (uint32_t)lbs)))
+		return ret;
+	z = zemu_alloc(size, zs, cap, (uint32_t)conv, (uint32_t)mo, (uint32_t)ma, (uint32_t)lbs);
+	if (!z)
+		return -ENOMEM;
+	z->base.geom.kind = ZLFS_DEV_MEM;
+	z->base.geom.depth = sp.queues * sp.qd;
+	z->mem_len = size;
+	z->mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		      -1, 0);
+	if (z->mem == MAP_FAILED) {
+		z->mem = NULL;
+		zdev_set_errmsg("cannot map %llu bytes for mem:", (unsigned long long)size);
+		ret = -ENOMEM;
+		goto fail;
+	}
+	if ((ret = common_opts(z, o)) || (ret = zopts_check_unused(o)))
+		goto fail;
+	if ((ret = svc_create(&sp, exec_cmd, z, &z->svc)))
+		goto fail;
+	*out = &z->base;
+	return 0;
+fail:
+	zemu_close(&z->base);
+	return ret;
+}
+
+int zemu_open_image(const char *path, struct zopts *o, struct zlfs_zdev **out)
+{
+	struct svc_params sp = { .queues = 1, .qd = 64 };
+	struct zst_hdr h;
+	struct zemu *z;
+	char *stpath;
+	int fd, ret;
+
+	if (asprintf(&stpath, "%s.zst", path) < 0)
+		return -ENOMEM;
+	fd = open(stpath, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		zdev_set_errmsg("%s: no zone state (%s); create images with 'zlfs-zdev create'",
+				stpath, strerror(errno));
+		free(stpath);
+		return ret;
+	}
+	ssize_t n = pread(fd, &h, sizeof(h), 0);
+	close(fd);
+	if (n != (ssize_t)sizeof(h) || memcmp(h.magic, ZST_MAGIC, 8) || h.version != 1) {
+		zdev_set_errmsg("%s: not a zlfs zone state file", stpath);
+		free(stpath);
+		return -EINVAL;
+	}
+	free(stpath);
+	if ((ret = svc_params_parse(o, &sp)))
+		return ret;
+	if ((ret = check_geometry(h.size, h.zone_size, h.zone_cap, h.nr_conv, h.lbs)) ||
+	    h.nr_zones != h.size / h.zone_size) {
+		zdev_set_errmsg("%s: zone state has a bad geometry", path);
+		return -EINVAL;
+	}
+	z = zemu_alloc(h.size, h.zone_size, h.zone_cap, h.nr_conv, h.max_open, h.max_active, h.lbs);
+	if (!z)
+		return -ENOMEM;
+	z->image = true;
+	z->base.geom.kind = ZLFS_DEV_IMAGE;
+	z->base.geom.depth = sp.enabled ? sp.queues * sp.qd : sp.qd;
+	z->path = strdup(path);
+	z->fd = open(path, O_RDWR | O_CLOEXEC);
+	if (!z->path || z->fd < 0) {
+		ret = z->path ? -errno : -ENOMEM;
+		zdev_set_errmsg("%s: %s", path, strerror(-ret));
+		goto fail;
+	}
+	struct stat st;
+	if (fstat(z->fd, &st) < 0 || (uint64_t)st.st_size < h.size) {
+		zdev_set_errmsg("%s: image is smaller than its zone state says", path);
+		ret = -EINVAL;
+		goto fail;
+	}
+	if ((ret = zimg_map_state(z, path, true)))
+		goto fail;
+	zrules_power_cycle(&z->r);
+	if ((ret = zuring_init(&z->ur, 2 * z->base.geom.depth + 16)))
+		goto fail;
+	z->have_ur = true;
+	if ((ret = common_opts(z, o)) || (ret = zopts_check_unused(o)))
+		goto fail;
+	if (sp.enabled && (ret = svc_create(&sp, exec_cmd, z, &z->svc)))
+		goto fail;
+	*out = &z->base;
+	return 0;
+fail:
+	zemu_close(&z->base);
+	return ret;
+}
