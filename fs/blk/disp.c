@@ -393,30 +393,29 @@ static void prepare(struct zlfs_disp *d, struct drq *rq, struct after *a)
 
 	l->dispatched++;
 	d->st.dispatched++;
+	d->dev_inflight++;
+	if (rq->seq_write) {
+		struct dzone *z = &d->zones[rq->zone];
+		z->inflight++;
+		if (rq->recovery)
+			z->recov_inflight++;
+		/* a zone that lost its write pointer fails what was queued for it */
+		if (z->need_resync && !rq->zwp) {
+			complete_locked(d, rq, -EIO, a);
+			return;
+		}
+	}
 	if (!rq->recovery && rq_build_cmd(rq)) {
-		d->dev_inflight++;
-		if (rq->seq_write)
-			d->zones[rq->zone].inflight++;
 		complete_locked(d, rq, -ENOMEM, a);
 		return;
 	}
 	if (rq->seq_write) {
 		struct dzone *z = &d->zones[rq->zone];
-		if (z->need_resync && !rq->zwp) {
-			/* queued before the zone lost its write pointer: fail */
-			d->dev_inflight++;
-			z->inflight++;
-			complete_locked(d, rq, -EIO, a);
-			return;
-		}
 		if (rq->needs_lock) {
 			assert(!z->locked);
 			z->locked = true;
 			rq->zone_locked = true;
 		}
-		z->inflight++;
-		if (rq->recovery)
-			z->recov_inflight++;
 		if (z->inflight > z->max_inflight)
 			z->max_inflight = z->inflight;
 		if (z->inflight > d->st.max_zone_inflight)
@@ -424,7 +423,6 @@ static void prepare(struct zlfs_disp *d, struct drq *rq, struct after *a)
 		/* zwl and zwp: never more than one write per zone in flight */
 		assert(d->mode == ZLFS_MODE_NOLOCK || z->inflight <= 1);
 	}
-	d->dev_inflight++;
 	a->submit[a->nsubmit++] = rq;
 }
 

@@ -21,6 +21,7 @@
  * records of its unflushed writes.  The cut keeps a random prefix of every
  * zone's unflushed writes and fails everything afterwards with EIO.
  */
+#include <assert.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,53 +156,90 @@ static void pc_flushed(struct zemu *z)
 }
 
 /* Cut power now. Caller holds z->lock. */
+static void pc_cut_conv(struct zemu *z, uint32_t i)
+{
+	struct zemu_zone *x = &z->zx[i];
+	/* keep the oldest k unflushed writes, undo the newer ones */
+	uint32_t keep = (uint32_t)(zrand_next(&z->pc_rng) % (x->nundo + 1));
+	uint32_t drop = x->nundo - keep;
+
+	for (struct zundo *u = x->undo; u && drop; u = u->next, drop--) {
+		if (!z->image)
+			memcpy(z->mem + u->off, u->data, u->len);
+		else if (pwrite(z->fd, u->data, u->len, (off_t)u->off) < 0)
+			perror("zlfs: power cut undo");
+	}
+	undo_free(x);
+}
+
+/*
+ * Sequential zone i keeps a random block prefix of its unflushed writes.
+ * A full zone may only fall back to CLOSED if an active slot is free
+ * (*active counts them); otherwise it keeps everything, still a prefix.
+ */
+static void pc_cut_seq(struct zemu *z, uint32_t i, uint32_t *active)
+{
+	struct zlfs_zone *zn = &z->zones[i];
+	struct zemu_zone *x = &z->zx[i];
+	uint32_t max_active = z->r.max_active;
+
+	if (zn->cond == ZLFS_ZC_OFFLINE || zn->cond == ZLFS_ZC_RDONLY)
+		return;
+	bool was_full = zn->cond == ZLFS_ZC_FULL;
+	if (zn->wp > x->flushed_wp) {
+		uint64_t blocks = (zn->wp - x->flushed_wp) / z->base.geom.lbs;
+		uint64_t keep = zrand_next(&z->pc_rng) % (blocks + 1);
+		uint64_t nwp = x->flushed_wp + keep * z->base.geom.lbs;
+		if (was_full && nwp > zn->start && max_active && *active >= max_active)
+			nwp = zn->wp;
+		uint64_t lost = zn->wp - nwp;
+		if (lost) {
+			if (!z->image)
+				memset(z->mem + nwp, 0, lost);
+			zn->wp = nwp;
+			if (z->image) {
+				x->persist_wp = nwp;
+				zimg_persist_zone(z, i);
+				zimg_discard(z, nwp, lost);
+			}
+		}
+	}
+	/* a write pointer that moved back leaves FULL / open states */
+	if (zn->wp == zn->start)
+		zn->cond = ZLFS_ZC_EMPTY;
+	else if (zn->wp < zn->start + zn->cap)
+		zn->cond = ZLFS_ZC_CLOSED;
+	else
+		zn->cond = ZLFS_ZC_FULL;
+	*active += zn->cond == ZLFS_ZC_CLOSED;
+}
+
+/* Cut power now. Caller holds z->lock. */
 static void pc_cut(struct zemu *z)
 {
+	uint32_t active = 0;
+
 	if (z->dead)
 		return;
+	for (uint32_t i = 0; i < z->r.nr; i++)
+		z->zx[i].pc_full = z->zones[i].cond == ZLFS_ZC_FULL;
+	/* zones active before the cut first: they never add to the count;
+	 * then the full ones, which may fall back to CLOSED only with room */
 	for (uint32_t i = 0; i < z->r.nr; i++) {
-		struct zlfs_zone *zn = &z->zones[i];
-		struct zemu_zone *x = &z->zx[i];
-		if (zn->type == ZLFS_ZONE_CONV) {
-			/* keep the oldest k unflushed writes, undo the newer ones */
-			uint32_t keep = (uint32_t)(zrand_next(&z->pc_rng) % (x->nundo + 1));
-			uint32_t drop = x->nundo - keep;
-			for (struct zundo *u = x->undo; u && drop; u = u->next, drop--) {
-				if (!z->image)
-					memcpy(z->mem + u->off, u->data, u->len);
-				else if (pwrite(z->fd, u->data, u->len, (off_t)u->off) < 0)
-					perror("zlfs: power cut undo");
-			}
-			undo_free(x);
-			continue;
-		}
-		if (zn->cond == ZLFS_ZC_OFFLINE || zn->cond == ZLFS_ZC_RDONLY)
-			continue;
-		if (zn->wp > x->flushed_wp) {
-			uint64_t blocks = (zn->wp - x->flushed_wp) / z->base.geom.lbs;
-			uint64_t keep = zrand_next(&z->pc_rng) % (blocks + 1);
-			uint64_t nwp = x->flushed_wp + keep * z->base.geom.lbs;
-			uint64_t lost = zn->wp - nwp;
-			if (lost) {
-				if (!z->image)
-					memset(z->mem + nwp, 0, lost);
-				zn->wp = nwp;
-				if (z->image) {
-					x->persist_wp = nwp;
-					zimg_persist_zone(z, i);
-					zimg_discard(z, nwp, lost);
-				}
-			}
-		}
-		/* a write pointer that moved back leaves FULL / open states */
-		if (zn->wp == zn->start)
-			zn->cond = ZLFS_ZC_EMPTY;
-		else if (zn->wp < zn->start + zn->cap)
-			zn->cond = ZLFS_ZC_CLOSED;
-		else
-			zn->cond = ZLFS_ZC_FULL;
+		uint8_t c = z->zones[i].cond;
+		if (z->zones[i].type == ZLFS_ZONE_CONV)
+			pc_cut_conv(z, i);
+		else if (c == ZLFS_ZC_IMP_OPEN || c == ZLFS_ZC_EXP_OPEN || c == ZLFS_ZC_CLOSED)
+			pc_cut_seq(z, i, &active);
+	}
+	for (uint32_t i = z->r.nr_conv; i < z->r.nr; i++) {
+		/* a zone handled above is now EMPTY, CLOSED or FULL at its flushed
+		 * point or later; only zones that were full before the cut remain */
+		if (z->zones[i].cond == ZLFS_ZC_FULL && z->zx[i].pc_full)
+			pc_cut_seq(z, i, &active);
 	}
 	zrules_power_cycle(&z->r);
+	assert(zrules_check(&z->r) == 0);
 	z->dead = true;
 	z->pc_armed = false;
 	if (z->image)
@@ -362,25 +400,37 @@ static void exec_cmd(void *arg, struct zlfs_cmd *cmd)
 			ret = -EIO;
 			break;
 		}
-		uint32_t zone = (uint32_t)(cmd->off / z->base.geom.zone_size);
+		uint64_t zs = z->base.geom.zone_size;
+		uint32_t zone = (uint32_t)(cmd->off / zs);
 		bool conv = z->zones[zone].type == ZLFS_ZONE_CONV;
-		struct zundo *u = NULL;
-		if (z->pc_armed && conv && cmd->op == ZLFS_OP_WRITE) {
-			u = undo_capture(z, cmd->off, cmd->len);
-			if (!u) {
-				ret = -ENOMEM;
-				break;
+		/* power cut: one undo record per conventional zone the write touches,
+		 * so each zone can keep its own prefix */
+		struct zundo *undo[2] = { NULL, NULL };
+		uint32_t nundo = 0, last = (uint32_t)((cmd->off + cmd->len - 1) / zs);
+		if (z->pc_armed && conv && cmd->op == ZLFS_OP_WRITE && last < zone + 2) {
+			for (uint32_t j = zone; j <= last; j++) {
+				uint64_t a = j == zone ? cmd->off : (uint64_t)j * zs;
+				uint64_t e = (uint64_t)(j + 1) * zs < cmd->off + cmd->len ?
+					     (uint64_t)(j + 1) * zs : cmd->off + cmd->len;
+				if (!(undo[nundo++] = undo_capture(z, a, e - a)))
+					ret = -ENOMEM;
 			}
+		} else if (z->pc_armed && conv && cmd->op == ZLFS_OP_WRITE) {
+			ret = -EINVAL;   /* power-cut mode: at most two conventional zones per write */
 		}
-		ret = zrules_write(&z->r, cmd->off, cmd->len, cmd->op == ZLFS_OP_APPEND, &cmd->pos);
+		if (!ret)
+			ret = zrules_write(&z->r, cmd->off, cmd->len, cmd->op == ZLFS_OP_APPEND,
+					   &cmd->pos);
 		if (ret) {
-			free(u);
+			free(undo[0]);
+			free(undo[1]);
 			break;
 		}
-		if (u) {
-			u->next = z->zx[zone].undo;
-			z->zx[zone].undo = u;
-			z->zx[zone].nundo++;
+		for (uint32_t k = 0; k < nundo; k++) {
+			struct zemu_zone *ux = &z->zx[undo[k]->off / zs];
+			undo[k]->next = ux->undo;
+			ux->undo = undo[k];
+			ux->nundo++;
 		}
 		if (!z->image) {
 			mem_copy_in(z, cmd->pos, cmd->iov, cmd->iovcnt);
@@ -489,17 +539,22 @@ static int zemu_mgmt(struct zlfs_zdev *dev, enum zlfs_zone_mgmt op, uint32_t zon
 		pthread_mutex_unlock(&z->lock);
 		return -EIO;
 	}
+	uint32_t lo = zone == ZLFS_ZONE_ALL ? z->r.nr_conv : zone;
+	uint32_t hi = zone == ZLFS_ZONE_ALL ? z->r.nr : zone + 1;
+	if (op == ZLFS_ZM_FINISH)
+		for (uint32_t i = lo; i < hi; i++)
+			z->zx[i].pc_full = z->zones[i].cond == ZLFS_ZC_FULL;
 	ret = zrules_mgmt(&z->r, op, zone, discard_zone, z);
 	if (op == ZLFS_ZM_FINISH) {
-		/* finish is durable at once, like reset; nothing to lose past it */
-		for (uint32_t i = z->r.nr_conv; i < z->r.nr; i++) {
-			if (z->zones[i].cond == ZLFS_ZC_FULL && z->zx[i].persist_wp != z->zones[i].wp &&
-			    !z->zx[i].pend_head) {
-				z->zx[i].persist_wp = z->zones[i].wp;
-				z->zx[i].flushed_wp = z->zones[i].wp;
-				if (z->image)
-					zimg_persist_zone(z, i);
-			}
+		/* finish is durable at once, like reset: nothing before it can be lost */
+		for (uint32_t i = lo; i < hi; i++) {
+			if (z->zones[i].type == ZLFS_ZONE_CONV || z->zx[i].pc_full ||
+			    z->zones[i].cond != ZLFS_ZC_FULL || z->zx[i].pend_head)
+				continue;
+			z->zx[i].persist_wp = z->zones[i].wp;
+			z->zx[i].flushed_wp = z->zones[i].wp;
+			if (z->image)
+				zimg_persist_zone(z, i);
 		}
 	}
 	pthread_mutex_unlock(&z->lock);

@@ -132,8 +132,8 @@ int zrules_write(struct zrules *r, uint64_t off, uint64_t len, bool append, uint
 		if (append)
 			return -EINVAL;
 		/* conventional zones are plain LBAs: a write may span several */
-		for (uint64_t o = off; o < off + len; o += zs) {
-			uint32_t j = (uint32_t)(o / zs);
+		uint32_t last = (uint32_t)((off + len - 1) / zs);
+		for (uint32_t j = zi; j <= last; j++) {
 			if (j >= r->nr || r->z[j].type != ZLFS_ZONE_CONV)
 				return -ZLFS_EBOUNDARY;
 			if (r->z[j].cond == ZLFS_ZC_OFFLINE)
@@ -141,9 +141,6 @@ int zrules_write(struct zrules *r, uint64_t off, uint64_t len, bool append, uint
 			if (r->z[j].cond == ZLFS_ZC_RDONLY)
 				return -ZLFS_EZONERO;
 		}
-		uint32_t last = (uint32_t)((off + len - 1) / zs);
-		if (last >= r->nr || r->z[last].type != ZLFS_ZONE_CONV)
-			return -ZLFS_EBOUNDARY;
 		*pos = off;
 		return 0;
 	}
