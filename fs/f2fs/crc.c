@@ -1,0 +1,85 @@
+/*
+ * crc.c - F2FS checksums (libzlfsfmt).
+ *
+ * F2FS uses one CRC everywhere: CRC-32 with the reflected polynomial
+ * 0xEDB88320, seeded with the superblock magic and with neither the usual
+ * initial nor final inversion (the kernel's crc32_le as f2fs_crc32 calls it,
+ * and f2fs-tools' f2fs_cal_crc32).  So it is NOT zlib's crc32(): for the
+ * same bytes, zf_crc32(s, ...) == ~crc32_zlib(~s, ...).
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "zlfs/f2fs_format.h"
+
+#define CRC_POLY 0xEDB88320u
+
+static uint32_t crc_table[256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+
+static void crc_table_build(void)
+{
+	for (uint32_t n = 0; n < 256; n++) {
+		uint32_t c = n;
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ ((c & 1) ? CRC_POLY : 0);
+		crc_table[n] = c;
+	}
+}
+
+uint32_t zf_crc32(uint32_t crc, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	pthread_once(&crc_once, crc_table_build);
+	while (len--)
+		crc = (crc >> 8) ^ crc_table[(crc ^ *p++) & 0xff];
+	return crc;
+}
+
+uint32_t zf_super_crc(const struct zf_super *sb)
+{
+	return zf_crc32(ZF_SUPER_MAGIC, sb, ZF_SB_CHKSUM_OFFSET);
+}
+
+/*
+ * The checksum covers the whole block except the crc word itself.  With the
+ * usual offset (the last word) that is [0, 4092); the kernel also accepts a
+ * crc right after the header (large NAT bitmaps), then it skips the word.
+ */
+uint32_t zf_cp_crc(const void *cp_block)
+{
+	const struct zf_checkpoint *cp = cp_block;
+	uint32_t off = zf_le32_to_cpu(cp->checksum_offset);
+	uint32_t crc;
+
+	if (off < ZF_CP_BITMAP_OFFSET || off > ZF_CP_CHKSUM_OFFSET)
+		off = ZF_CP_CHKSUM_OFFSET;
+	crc = zf_crc32(ZF_SUPER_MAGIC, cp_block, off);
+	if (off < ZF_CP_CHKSUM_OFFSET)
+		crc = zf_crc32(crc, (const uint8_t *)cp_block + off + 4, ZF_BLKSIZE - off - 4);
+	return crc;
+}
+
+void zf_cp_set_crc(void *cp_block)
+{
+	struct zf_checkpoint *cp = cp_block;
+	uint32_t off = zf_le32_to_cpu(cp->checksum_offset);
+	zf_le32 crc = zf_cpu_to_le32(zf_cp_crc(cp_block));
+
+	if (off < ZF_CP_BITMAP_OFFSET || off > ZF_CP_CHKSUM_OFFSET)
+		off = ZF_CP_CHKSUM_OFFSET;
+	memcpy((uint8_t *)cp_block + off, &crc, sizeof(crc));
+}
+
+bool zf_cp_crc_ok(const void *cp_block)
+{
+	const struct zf_checkpoint *cp = cp_block;
+	uint32_t off = zf_le32_to_cpu(cp->checksum_offset);
+	zf_le32 stored;
+
+	if (off < ZF_CP_BITMAP_OFFSET || off > ZF_CP_CHKSUM_OFFSET)
+		return false;
+	memcpy(&stored, (const uint8_t *)cp_block + off, sizeof(stored));
+	return zf_le32_to_cpu(stored) == zf_cp_crc(cp_block);
+}

@@ -1,0 +1,306 @@
+/*
+ * layout.c - the on-disk layout of a zlfs volume (libzlfsfmt).
+ *
+ * The layout is mkfs.f2fs's for a zoned device, with one section per zone,
+ * applied to every device (a device without zones is a row of conventional
+ * zones, 64 MiB by default, and gets the same layout):
+ *
+ *   zone 0            superblock copies at byte 1024 of blocks 0 and 1; the
+ *                     rest of the zone is unused, because segment0 must start
+ *                     on a zone boundary.
+ *   segment0 = CP     zone 1: 2 segments, checkpoint pack 1 then pack 2.
+ *   SIT               2 copies back to back, each ceil(segments / 55) blocks
+ *                     rounded up to whole segments.
+ *   NAT               2 copies interleaved a segment at a time; enough blocks
+ *                     for one nid per block of the space after CP and SIT,
+ *                     capped so the NAT version bitmap fits the CP block
+ *                     beside the SIT bitmap (past 3836 bytes of SIT bitmap,
+ *                     the SIT bitmap moves to cp_payload blocks).
+ *   SSA               one block per main segment (+1), then padding up to
+ *                     the main area.
+ *   main              from a zone boundary to the end of the device; one
+ *                     section = one zone.
+ *
+ * All metadata must sit in conventional zones, which come first.  On a
+ * device with sequential zones the main area starts at the first of them:
+ * conventional zones left over after the metadata become SSA padding, so
+ * every main section is a sequential zone and every log writes at a write
+ * pointer (mkfs.f2fs would start main right after the metadata and let
+ * conventional zones join it).  Without sequential zones main starts right
+ * after the metadata.
+ *
+ * Zone capacity below the zone size: a segment that starts at or past the
+ * capacity is unusable (never free, never allocated); one that straddles it
+ * has cap - start usable blocks.  Space accounting (overprovision, user
+ * blocks) uses usable segments only.
+ *
+ * Example, 4 GiB with 64 MiB zones, 8 of them conventional (block addresses;
+ * tests/unit/test_format.c checks these):
+ *   superblocks 0 and 1
+ *   CP          16384 (zone 1), 2 segments
+ *   SIT         17408, 2 segments (1 per copy; 37 blocks used)
+ *   NAT         18432, 10 segments (5 per copy)
+ *   SSA         23552, 210 segments (1792 blocks used, the rest pads zones 2-7)
+ *   main        131072 (zone 8), 56 sections of 32 segments = 1792 segments
+ * The same device with no sequential zones puts main at 32768 (zone 2),
+ * exactly where mkfs.f2fs -s 32 puts it.
+ *
+ * Reservation follows f2fs-tools 1.16's get_reserved()/get_best_overprovision()
+ * (Debian 12's 1.15 reserves about twice as much and leaves far less space).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "zlfs/f2fs_layout.h"
+
+#define MIB (1024ull * 1024)
+
+static uint64_t div_up(uint64_t a, uint64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
+int zf_layout_compute(struct zf_layout *l, const struct zlfs_zdev_geom *g,
+		      char *err, size_t errlen)
+{
+	uint64_t segs_per_zone, segment_count, avail, nat_blocks, meta;
+	uint32_t sit_segs, nat_segs, ssa_segs, sit_bitmap, nat_bitmap_max, meta_zones;
+
+	memset(l, 0, sizeof(*l));
+	if (!g->lbs || g->lbs > ZF_BLKSIZE || ZF_BLKSIZE % g->lbs)
+		return fail(err, errlen, -EINVAL, "logical block size %u does not divide the "
+			    "4096-byte filesystem block", g->lbs);
+	if (!g->zone_size || g->zone_size % ZF_SEG_BYTES)
+		return fail(err, errlen, -EINVAL, "zone size %llu bytes is not a multiple of 2 MiB "
+			    "(one F2FS segment)", (unsigned long long)g->zone_size);
+	if (!g->nr_zones || g->size < (uint64_t)g->nr_zones * g->zone_size)
+		return fail(err, errlen, -EINVAL, "device reports %u zones of %llu bytes but "
+			    "only %llu bytes", g->nr_zones, (unsigned long long)g->zone_size,
+			    (unsigned long long)g->size);
+	if (g->zoned && (!g->zone_cap || g->zone_cap > g->zone_size || g->zone_cap % ZF_BLKSIZE))
+		return fail(err, errlen, -EINVAL, "zone capacity %llu is not a 4 KiB multiple "
+			    "no larger than the zone size", (unsigned long long)g->zone_cap);
+
+	l->dev_bytes = g->size;
+	l->sector_size = g->lbs;
+	l->nr_zones = g->nr_zones;
+	l->nr_conv = g->zoned ? g->nr_conv : g->nr_zones;
+	l->zoned = g->zoned;
+	l->zone_blocks = (uint32_t)(g->zone_size / ZF_BLKSIZE);
+	l->zone_cap_blocks = g->zoned ? (uint32_t)(g->zone_cap / ZF_BLKSIZE) : l->zone_blocks;
+	segs_per_zone = g->zone_size / ZF_SEG_BYTES;
+	l->segs_per_sec = (uint32_t)segs_per_zone;
+	l->secs_per_zone = 1;
+	l->block_count = g->size / ZF_BLKSIZE;
+
+	/* Block addresses are 32 bits: the whole device must be addressable. */
+	segment_count = (uint64_t)(g->nr_zones - 1) * segs_per_zone;
+	if ((uint64_t)g->nr_zones * l->zone_blocks > UINT32_MAX || segment_count > ZF_MAX_SEGMENTS)
+		return fail(err, errlen, -EFBIG, "device too large: F2FS addresses at most 16 TiB");
+	if (g->nr_zones < 2)
+		return fail(err, errlen, -ENOSPC, "device too small: one zone");
+
+	/* Zone 0 holds only the superblocks; segment0 starts at zone 1. */
+	l->segment0_blkaddr = l->zone_blocks;
+	l->segment_count = (uint32_t)segment_count;
+	l->segment_count_ckpt = ZF_CP_PACKS;
+	l->sit_blkaddr = l->segment0_blkaddr + ZF_CP_PACKS * ZF_BLKS_PER_SEG;
+
+	sit_segs = (uint32_t)div_up(div_up(segment_count, ZF_SIT_ENTRY_PER_BLOCK), ZF_BLKS_PER_SEG);
+	l->segment_count_sit = 2 * sit_segs;
+	l->sit_blocks = sit_segs * ZF_BLKS_PER_SEG;
+	l->nat_blkaddr = l->sit_blkaddr + l->segment_count_sit * ZF_BLKS_PER_SEG;
+
+	/*
+	 * NAT: one nid for every block after CP and SIT, but the NAT version
+	 * bitmap (one bit per NAT block) must fit in the CP block with the SIT
+	 * bitmap, or alone when the SIT bitmap moves to cp_payload blocks.
+	 */
+	avail = (segment_count - ZF_CP_PACKS - l->segment_count_sit) * ZF_BLKS_PER_SEG;
+	nat_blocks = div_up(avail, ZF_NAT_ENTRY_PER_BLOCK);
+	nat_segs = (uint32_t)div_up(nat_blocks, ZF_BLKS_PER_SEG);
+	sit_bitmap = sit_segs * ZF_BLKS_PER_SEG / 8;
+	if (sit_bitmap > ZF_CP_MAX_SIT_BITMAP_BYTES) {
+		nat_bitmap_max = ZF_CP_MAX_BITMAP_BYTES;
+		l->cp_payload = (uint32_t)div_up(sit_bitmap, ZF_BLKSIZE);
+	} else {
+		nat_bitmap_max = ZF_CP_MAX_BITMAP_BYTES - sit_bitmap;
+	}
+	if (nat_segs > (nat_bitmap_max * 8) >> ZF_LOG_BLKS_PER_SEG)
+		nat_segs = (nat_bitmap_max * 8) >> ZF_LOG_BLKS_PER_SEG;
+	l->segment_count_nat = 2 * nat_segs;
+	l->sit_bitmap_bytes = sit_bitmap;
+	l->nat_bitmap_bytes = nat_segs * ZF_BLKS_PER_SEG / 8;
+	l->max_nid = nat_segs * ZF_BLKS_PER_SEG * ZF_NAT_ENTRY_PER_BLOCK;
+	l->ssa_blkaddr = l->nat_blkaddr + l->segment_count_nat * ZF_BLKS_PER_SEG;
+
+	/* SSA: a block per remaining segment (+1, as mkfs.f2fs), then pad to a zone. */
+	avail = segment_count - ZF_CP_PACKS - l->segment_count_sit - l->segment_count_nat;
+	ssa_segs = (uint32_t)div_up(avail + 1, ZF_BLKS_PER_SEG);
+	meta = ZF_CP_PACKS + l->segment_count_sit + l->segment_count_nat + ssa_segs;
+	meta_zones = (uint32_t)div_up(meta, segs_per_zone);
+	l->main_zone = 1 + meta_zones;
+	if (l->main_zone >= g->nr_zones)
+		return fail(err, errlen, -ENOSPC, "device too small: the metadata alone needs "
+			    "%u zones of %u", l->main_zone, g->nr_zones);
+	if (g->zoned) {
+		if (l->main_zone > g->nr_conv)
+			return fail(err, errlen, -ENOSPC, "not enough conventional zones for the "
+				    "metadata: %u needed, %u present", l->main_zone, g->nr_conv);
+		/* Leftover conventional zones: the main area stays all sequential. */
+		l->main_zone = g->nr_conv;
+	}
+	l->segment_count_ssa = (uint32_t)((uint64_t)(l->main_zone - 1) * segs_per_zone -
+					  (ZF_CP_PACKS + l->segment_count_sit + l->segment_count_nat));
+	l->main_blkaddr = l->main_zone * l->zone_blocks;
+
+	l->section_count = g->nr_zones - l->main_zone;
+	l->segment_count_main = l->section_count * l->segs_per_sec;
+	l->ssa_needed = l->segment_count_main;
+	/* segment_count must end exactly at the end of main, or fsck.f2fs "fixes" it. */
+	l->segment_count = (l->main_blkaddr - l->segment0_blkaddr) / ZF_BLKS_PER_SEG +
+			   l->segment_count_main;
+
+	if (l->zoned) {
+		l->usable_segs_per_sec = (uint32_t)div_up(l->zone_cap_blocks, ZF_BLKS_PER_SEG);
+		l->usable_blks_last_seg = l->zone_cap_blocks -
+					  (l->usable_segs_per_sec - 1) * ZF_BLKS_PER_SEG;
+	} else {
+		l->usable_segs_per_sec = l->segs_per_sec;
+		l->usable_blks_last_seg = ZF_BLKS_PER_SEG;
+	}
+	l->usable_main_segs = l->section_count * l->usable_segs_per_sec;
+
+	/* Six logs in six sections, and fsck.f2fs wants at least 9 sections. */
+	if (l->section_count < ZF_MIN_SECTIONS)
+		return fail(err, errlen, -ENOSPC, "device too small: %u main-area zones, "
+			    "at least %u needed", l->section_count, ZF_MIN_SECTIONS);
+	return 0;
+}
+
+uint32_t zf_layout_usable_blocks(const struct zf_layout *l, uint32_t segno)
+{
+	uint32_t in_sec = segno % l->segs_per_sec;
+
+	if (segno >= l->segment_count_main || in_sec >= l->usable_segs_per_sec)
+		return 0;
+	if (in_sec == l->usable_segs_per_sec - 1)
+		return l->usable_blks_last_seg;
+	return ZF_BLKS_PER_SEG;
+}
+
+/*
+ * GC reserve for a ratio: (100 / ratio + 1 + 6) sections' worth of usable
+ * segments, mkfs.f2fs's get_reserved().  Kept in double like the original
+ * so the chosen ratio matches mkfs.f2fs's to the last step.
+ */
+static double reserved_for(const struct zf_layout *l, double ratio)
+{
+	uint32_t avg = (uint32_t)div_up(l->usable_main_segs, l->section_count);
+
+	return (100 / ratio + 1 + ZF_NR_LOGS) * avg;
+}
+
+/*
+ * The ratio that leaves users the most space: usable segments minus the
+ * larger of the GC reserve and the overprovision space, minus two sections.
+ */
+static double best_ratio(const struct zf_layout *l)
+{
+	double start = 0.01, end = 10, step = 0.01, best = 0, best_space = 0;
+	double usable = l->usable_main_segs;
+
+	if (l->segment_count_main < 256) {
+		start = 10;
+		end = 95;
+		step = 5;
+	}
+	for (double r = start; r <= end; r += step) {
+		double rsv = reserved_for(l, r);
+		double ovp = (usable - rsv) * r / 100;
+		double space;
+
+		if (ovp < 0)
+			continue;
+		space = usable - (rsv > ovp ? rsv : ovp) - 2.0 * l->segs_per_sec;
+		if (space > best_space) {
+			best_space = space;
+			best = r;
+		}
+	}
+	return best;
+}
+
+int zf_layout_ovp(const struct zf_layout *l, double ratio, struct zf_ovp *o,
+		  char *err, size_t errlen)
+{
+	uint32_t usable = l->usable_main_segs;
+	double rsv;
+
+	memset(o, 0, sizeof(*o));
+	if (ratio < 0 || ratio >= 100)
+		return fail(err, errlen, -EINVAL, "overprovision ratio %.2f%% is not in (0, 100)",
+			    ratio);
+	if (ratio == 0)
+		ratio = best_ratio(l);
+	if (ratio == 0)
+		return fail(err, errlen, -ENOSPC, "device too small: no overprovision ratio "
+			    "leaves room for GC (%u usable segments)", usable);
+	rsv = reserved_for(l, ratio);
+	o->ratio = ratio;
+	o->reserved_segs = (uint32_t)rsv;
+	if (o->reserved_segs >= usable || l->segment_count_main - ZF_NR_LOGS < o->reserved_segs)
+		return fail(err, errlen, -ENOSPC, "device too small for %.2f%% overprovision: "
+			    "GC reserve of %u segments, %u usable", ratio, o->reserved_segs, usable);
+	o->ovp_segs = (uint32_t)((usable - o->reserved_segs) * ratio / 100);
+	if (o->ovp_segs < o->reserved_segs)
+		o->ovp_segs = o->reserved_segs;
+	o->ovp_segs += 2 * l->segs_per_sec;
+	if (o->ovp_segs >= usable)
+		return fail(err, errlen, -ENOSPC, "device too small: %u overprovision segments, "
+			    "%u usable", o->ovp_segs, usable);
+	o->user_block_count = (uint64_t)(usable - o->ovp_segs) * ZF_BLKS_PER_SEG;
+	return 0;
+}
+
+unsigned int zf_log_mask_for_limits(uint32_t max_open, uint32_t max_active)
+{
+	uint32_t lim = max_open;
+
+	if (max_active && (!lim || max_active < lim))
+		lim = max_active;
+	if (!lim || lim >= ZF_NR_LOGS)
+		return ZF_LOGMASK_ALL;
+	if (lim >= 4)
+		return ZF_LOGMASK_REQUIRED | (1u << ZF_LOG_HOT_NODE) | (1u << ZF_LOG_COLD_DATA);
+	if (lim == 3)
+		return ZF_LOGMASK_REQUIRED | (1u << ZF_LOG_COLD_DATA);
+	if (lim == 2)
+		return ZF_LOGMASK_REQUIRED;
+	return 0;
+}
+
+void zf_layout_cursegs(const struct zf_layout *l, uint32_t segno[ZF_NR_LOGS])
+{
+	static const uint8_t order[ZF_NR_LOGS] = {
+		ZF_LOG_HOT_NODE, ZF_LOG_WARM_NODE, ZF_LOG_COLD_NODE,
+		ZF_LOG_HOT_DATA, ZF_LOG_WARM_DATA, ZF_LOG_COLD_DATA,
+	};
+
+	for (uint32_t i = 0; i < ZF_NR_LOGS; i++)
+		segno[order[i]] = i * l->segs_per_sec;
+}

@@ -1,0 +1,112 @@
+#!/bin/bash
+# check-mkfs.sh BUILD_DIR - mkfs.zlfs end to end, with f2fs-tools as the
+# outside judge: for images of several geometries, mkfs.zlfs then
+# fsck.f2fs --dry-run must pass (exit 0, no [Fail]/[FAIL]/[ASSERT]) and
+# dump.f2fs must show the root inode; the zones mkfs leaves behind must be
+# empty except the logs it wrote; refusals exit 1 and leave the image alone;
+# formatting twice with -f gives a checkable image.  Exit 77 without f2fs-tools.
+set -eu
+B=$1
+Z=$B/fs/zlfs-zdev
+M=$B/mkfs/mkfs.zlfs
+BENCH=$B/bench/zlfs-bench
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "check-mkfs: $*" >&2; exit 1; }
+
+export PATH=$PATH:/usr/sbin:/sbin
+for t in fsck.f2fs dump.f2fs; do
+	command -v $t >/dev/null || { echo "check-mkfs: $t not installed (f2fs-tools), skipped"; exit 77; }
+done
+
+# fsck_ok IMG WHAT: fsck.f2fs --dry-run passes and dump.f2fs shows inode 3 as the root.
+fsck_ok() {
+	local img=$1 what=$2 out rc=0
+	out=$(fsck.f2fs --dry-run "$img" 2>&1) || rc=$?
+	if [ $rc != 0 ] || echo "$out" | grep -qE '\[(Fail|FAIL|ASSERT)\]|\[ASSERT'; then
+		echo "$out" >&2
+		fail "$what: fsck.f2fs exit $rc"
+	fi
+	echo "$out" | grep -q 'free segment_count matched with CP *\[Ok' || fail "$what: fsck summary"
+	out=$(cd "$T" && dump.f2fs -i 3 "$img" 2>&1) || fail "$what: dump.f2fs -i 3 failed"
+	echo "$out" | grep -q 'Node ID \[0x3:3\] is inode' || fail "$what: no root inode: $out"
+	echo "$out" | grep -qE 'i_mode[[:space:]]+\[0x +41ed ' || fail "$what: root is not a 0755 directory"
+	echo "$out" | grep -qE 'i_links[[:space:]]+\[0x +2 ' || fail "$what: root links"
+}
+
+# zones_written IMG: sequential zones that are not empty (mkfs leaves its logs closed).
+zones_written() {
+	$Z report "$1" | grep 'swr' | grep -vc 'swr, empty' || true
+}
+
+# mkfs_geom NAME EXPECT_LOGS ZONES_WRITTEN CREATE-ARGS...: create, format, check.
+mkfs_geom() {
+	local name=$1 logs=$2 written=$3 img=$T/$1.img out
+	shift 3
+	$Z create "$img" "$@" >/dev/null || fail "$name: create $*"
+	out=$($M "$img" -l zlfs-test 2>&1) || { echo "$out" >&2; fail "$name: mkfs.zlfs failed"; }
+	echo "$out" | grep -qE "^  logs: +$logs " || fail "$name: expected $logs logs: $out"
+	fsck_ok "$img" "$name"
+	[ "$(zones_written "$img")" = "$written" ] || fail "$name: $(zones_written "$img") zones written, not $written"
+	$Z report "$img" | grep 'swr' | grep -q 'imp-open\|exp-open' && fail "$name: mkfs left a zone open"
+	echo "check-mkfs: $name ok ($(echo "$out" | sed -n 's/^  main area: *//p'))"
+}
+
+mkfs_geom nolimits 6 2 --size 4G --zone-size 64M --conv-zones 8
+mkfs_geom maxopen8 6 2 --size 4G --zone-size 64M --conv-zones 8 --max-open 8
+mkfs_geom capacity 6 2 --size 4G --zone-size 64M --zone-capacity 48M --conv-zones 8
+mkfs_geom capacity-straddle 6 2 --size 2G --zone-size 64M --zone-capacity 49M --conv-zones 4
+mkfs_geom plain 6 0 --size 2G --zone-size 64M --conv-zones 32
+mkfs_geom maxopen4 4 2 --size 2G --zone-size 32M --conv-zones 4 --max-open 4
+mkfs_geom maxopen2 2 2 --size 1G --zone-size 16M --conv-zones 4 --max-open 2 --max-active 3
+mkfs_geom zone2m-lbs512 6 2 --size 1G --zone-size 2M --conv-zones 24 --lbs 512
+
+# the volume label lands in the superblock as UTF-16LE
+[ "$(od -An -c -j $((1024 + 124)) -N 18 "$T/plain.img" | tr -d ' \n')" = 'z\0l\0f\0s\0-\0t\0e\0s\0t\0' ] ||
+	fail "label not in the superblock"
+
+# a memory device formats too (nothing to fsck afterwards)
+$M "mem:size=1G,zone_size=16M,conv_zones=4,max_open=6" >/dev/null || fail "mem: device"
+
+# state IMG: what a refused mkfs must not change - the zone state and the
+# first 256 MiB (superblocks and all metadata; images are sparse, hashing
+# all of them is slow)
+state() {
+	{ head -c 256M "$1"; cat "$1.zst"; } | md5sum
+}
+
+# refusals: exit 1, a message, the image untouched
+refuse() {  # WHAT MESSAGE-REGEX IMG [ARGS...]
+	local what=$1 re=$2 img=$3 out rc=0 before
+	shift 3
+	before=$(state "$img")
+	out=$($M "$img" "$@" 2>&1) || rc=$?
+	[ $rc = 1 ] || fail "$what: exit $rc, expected 1: $out"
+	echo "$out" | grep -qE "$re" || fail "$what: message: $out"
+	[ "$(state "$img")" = "$before" ] || fail "$what: the image was modified"
+}
+$Z create "$T/r1.img" --size 4G --zone-size 64M --conv-zones 1 >/dev/null
+refuse "one conventional zone" "not enough conventional zones.*2 needed, 1 present" "$T/r1.img"
+$Z create "$T/r2.img" --size 1G --zone-size 1M --conv-zones 64 >/dev/null
+refuse "1 MiB zones" "not a multiple of 2 MiB" "$T/r2.img"
+$Z create "$T/r3.img" --size 1G --zone-size 16M --conv-zones 4 --max-open 1 >/dev/null
+refuse "one open zone" "needs at least 2" "$T/r3.img"
+$Z create "$T/r4.img" --size 512M --zone-size 64M --conv-zones 2 >/dev/null
+refuse "too small" "too small" "$T/r4.img"
+refuse "existing filesystem" "already holds an F2FS/zlfs filesystem.*-f" "$T/nolimits.img"
+refuse "bad overprovision" "overprovision" "$T/nolimits.img" -f -o 150
+
+# -f over an existing volume whose zones hold data: every zone is reset first,
+# and formatting twice in a row gives a checkable image each time
+$BENCH --device "$T/nolimits.img" --mode zwl --zones 6 --bs 64K --qd 4 --ios 300 >/dev/null ||
+	fail "zlfs-bench could not dirty zones"
+[ "$(zones_written "$T/nolimits.img")" -ge 6 ] || fail "bench did not write zones"
+$M -f "$T/nolimits.img" >/dev/null || fail "mkfs -f"
+fsck_ok "$T/nolimits.img" "mkfs -f"
+[ "$(zones_written "$T/nolimits.img")" = 2 ] || fail "mkfs -f did not reset the zones"
+$M "$T/nolimits.img" -f -o 5 >/dev/null || fail "second mkfs -f"
+fsck_ok "$T/nolimits.img" "mkfs -f twice"
+$M -f "$T/maxopen2.img" >/dev/null && $M -f "$T/maxopen2.img" >/dev/null || fail "mkfs -f twice (2 logs)"
+fsck_ok "$T/maxopen2.img" "mkfs -f twice (2 logs)"
+
+echo "check-mkfs: ok"
