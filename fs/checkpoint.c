@@ -1,0 +1,418 @@
+/*
+ * checkpoint.c - reading the last valid checkpoint at mount, and writing a
+ * new one.
+ *
+ * A pack (one segment each, two packs) is: head, cp_payload blocks, orphan
+ * blocks, 3 data summaries (normal; zlfs reads compact ones too), 3 node
+ * summaries (clean unmount only), tail = copy of the head.  A pack is valid
+ * when head and tail have good CRCs and the same version; the higher valid
+ * version wins.
+ *
+ * Writing (zlfs_checkpoint), the order that makes it atomic:
+ *   1. wait for data I/O in flight; write every dirty node to the node logs;
+ *   2. NAT and SIT blocks to their unused copies (bitmaps flipped in memory),
+ *      SSA blocks of the open segments;
+ *   3. the new pack into the pack not holding the last checkpoint, all but
+ *      the tail; flush;
+ *   4. the tail; flush.  <- the commit point
+ *   5. only now: prefree sections become free and their zones are reset.
+ * A crash before 4 leaves the previous checkpoint, whose blocks are all
+ * still in place (nothing it references was overwritten or reset).
+ * All calls need sbi->lock.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "zlfs.h"
+
+int zlfs_node_build_from(struct zlfs_sb *sbi, const struct zf_journal *nat_j);
+int zlfs_nat_flush(struct zlfs_sb *sbi);
+
+static uint32_t pack_addr(const struct zlfs_sb *sbi, int pack)
+{
+	return zf_le32_to_cpu(sbi->sb.cp_blkaddr) + (uint32_t)pack * ZF_BLKS_PER_SEG;
+}
+
+/* Read and validate pack `pack`; *ver gets its version. */
+static int read_pack(struct zlfs_sb *sbi, int pack, uint8_t *head, uint64_t *ver)
+{
+	uint8_t *tail = malloc(ZF_BLKSIZE);
+	struct zf_checkpoint *h = (struct zf_checkpoint *)head;
+	int ret;
+
+	if (!tail)
+		return -ENOMEM;
+	if ((ret = zlfs_read_block(sbi, pack_addr(sbi, pack), head)))
+		goto out;
+	ret = -ZLFS_EFSCORRUPTED;
+	if (!zf_cp_crc_ok(head))
+		goto out;
+	uint32_t total = zf_le32_to_cpu(h->cp_pack_total_block_count);
+	if (total <= 2 || total > ZF_BLKS_PER_SEG)
+		goto out;
+	if ((ret = zlfs_read_block(sbi, pack_addr(sbi, pack) + total - 1, tail)))
+		goto out;
+	ret = -ZLFS_EFSCORRUPTED;
+	if (!zf_cp_crc_ok(tail) ||
+	    ((struct zf_checkpoint *)tail)->checkpoint_ver != h->checkpoint_ver)
+		goto out;
+	*ver = zf_le64_to_cpu(h->checkpoint_ver);
+	ret = 0;
+out:
+	free(tail);
+	return ret;
+}
+
+static uint8_t *cp_bitmap(struct zlfs_sb *sbi, bool nat)
+{
+	struct zf_checkpoint *cp = (struct zf_checkpoint *)sbi->cp_blk;
+
+	if (sbi->cp_payload)
+		return nat ? cp->sit_nat_version_bitmap : sbi->cp_blk + ZF_BLKSIZE;
+	return cp->sit_nat_version_bitmap + (nat ? sbi->sit_bitmap_bytes : 0);
+}
+
+/* Compact summaries: NAT journal, SIT journal, then the data logs' entries. */
+static int read_compact_sums(struct zlfs_sb *sbi, uint32_t addr, struct zf_journal *nat_j,
+			     struct zf_journal *sit_j)
+{
+	uint8_t *blk = malloc(ZF_BLKSIZE);
+	size_t off;
+	int ret;
+
+	if (!blk)
+		return -ENOMEM;
+	if ((ret = zlfs_read_block(sbi, addr++, blk)))
+		goto out;
+	memcpy(nat_j, blk, ZF_SUM_JOURNAL_SIZE);
+	memcpy(sit_j, blk + ZF_SUM_JOURNAL_SIZE, ZF_SUM_JOURNAL_SIZE);
+	off = 2 * ZF_SUM_JOURNAL_SIZE;
+	for (int log = ZF_LOG_HOT_DATA; log <= ZF_LOG_COLD_DATA; log++) {
+		struct zlog *l = &sbi->logs[log];
+		for (uint32_t j = 0; j < l->blkoff && j < ZF_ENTRIES_IN_SUM; j++) {
+			memcpy(&l->sum.entries[j], blk + off, ZF_SUMMARY_SIZE);
+			off += ZF_SUMMARY_SIZE;
+			if (off + ZF_SUMMARY_SIZE <= ZF_BLKSIZE - ZF_SUM_FOOTER_SIZE)
+				continue;
+			if ((ret = zlfs_read_block(sbi, addr++, blk)))
+				goto out;
+			off = 0;
+		}
+	}
+out:
+	free(blk);
+	return ret;
+}
+
+int zlfs_cp_load(struct zlfs_sb *sbi)
+{
+	uint8_t *h0 = malloc(ZF_BLKSIZE), *h1 = malloc(ZF_BLKSIZE);
+	struct zf_journal *nat_j = calloc(1, sizeof(*nat_j)), *sit_j = calloc(1, sizeof(*sit_j));
+	struct zf_summary_block *sum = malloc(ZF_BLKSIZE);
+	uint64_t v0 = 0, v1 = 0;
+	int ret, r0, r1;
+
+	if (!h0 || !h1 || !nat_j || !sit_j || !sum) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	r0 = read_pack(sbi, 0, h0, &v0);
+	r1 = read_pack(sbi, 1, h1, &v1);
+	if (r0 && r1) {
+		fprintf(stderr, "zlfs: no valid checkpoint\n");
+		ret = r0 == -ENOMEM ? r0 : -ZLFS_EFSCORRUPTED;
+		goto out;
+	}
+	sbi->cp_pack = (!r0 && (r1 || v0 >= v1)) ? 0 : 1;
+	uint8_t *head = sbi->cp_pack ? h1 : h0;
+	struct zf_checkpoint *cp = (struct zf_checkpoint *)head;
+	sbi->cp_ver = zf_le64_to_cpu(cp->checkpoint_ver);
+	sbi->cp_payload = zf_le32_to_cpu(sbi->sb.cp_payload);
+	sbi->cp_blk = calloc(1 + sbi->cp_payload, ZF_BLKSIZE);
+	if (!sbi->cp_blk) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	memcpy(sbi->cp_blk, head, ZF_BLKSIZE);
+	uint32_t start = pack_addr(sbi, sbi->cp_pack);
+	for (uint32_t i = 0; i < sbi->cp_payload; i++)
+		if ((ret = zlfs_read_block(sbi, start + 1 + i, sbi->cp_blk + (i + 1) * ZF_BLKSIZE)))
+			goto out;
+	cp = (struct zf_checkpoint *)sbi->cp_blk;
+	uint32_t flags = zf_le32_to_cpu(cp->ckpt_flags);
+	sbi->sit_bitmap_bytes = zf_le32_to_cpu(cp->sit_ver_bitmap_bytesize);
+	sbi->nat_bitmap_bytes = zf_le32_to_cpu(cp->nat_ver_bitmap_bytesize);
+	if (flags & ZF_CP_LARGE_NAT_BITMAP_FLAG) {
+		fprintf(stderr, "zlfs: large NAT bitmaps are not supported\n");
+		ret = -EOPNOTSUPP;
+		goto out;
+	}
+	if (sbi->sit_bitmap_bytes < (sbi->lay.sit_blocks + 7) / 8 ||
+	    sbi->nat_bitmap_bytes < (sbi->lay.max_nid / ZF_NAT_ENTRY_PER_BLOCK + 7) / 8) {
+		ret = -ZLFS_EFSCORRUPTED;
+		goto out;
+	}
+	sbi->sit_bitmap = cp_bitmap(sbi, false);
+	sbi->nat_bitmap = cp_bitmap(sbi, true);
+	sbi->user_block_count = zf_le64_to_cpu(cp->user_block_count);
+	sbi->rsvd_segs = zf_le32_to_cpu(cp->rsvd_segment_count);
+	sbi->ovp_segs = zf_le32_to_cpu(cp->overprov_segment_count);
+	sbi->valid_inode_count = zf_le32_to_cpu(cp->valid_inode_count);
+	sbi->next_free_nid = zf_le32_to_cpu(cp->next_free_nid);
+	sbi->log_mask = cp->alloc_type[ZF_CP_LOGMASK_SLOT];
+	if (!sbi->log_mask)
+		sbi->log_mask = ZF_LOGMASK_ALL;
+
+	/* the logs */
+	for (int i = 0; i < ZF_NR_LOGS; i++) {
+		struct zlog *l = &sbi->logs[i];
+		bool node = zf_log_is_node((unsigned int)i);
+		int k = node ? i - ZF_LOG_HOT_NODE : i;
+		l->segno = zf_le32_to_cpu(node ? cp->cur_node_segno[k] : cp->cur_data_segno[k]);
+		l->blkoff = zf_le16_to_cpu(node ? cp->cur_node_blkoff[k] : cp->cur_data_blkoff[k]);
+		if (l->segno >= sbi->lay.segment_count_main || l->blkoff > ZF_BLKS_PER_SEG) {
+			ret = -ZLFS_EFSCORRUPTED;
+			goto out;
+		}
+		l->usable = zf_layout_usable_blocks(&sbi->lay, l->segno);
+		l->active = true;
+		memset(&l->sum, 0, sizeof(l->sum));
+		l->sum.footer.entry_type = node ? ZF_SUM_TYPE_NODE : ZF_SUM_TYPE_DATA;
+	}
+	for (int i = 0; i < ZF_NR_LOGS; i++)
+		for (int j = 0; j < i; j++)
+			if (sbi->logs[i].segno == sbi->logs[j].segno) {
+				ret = -ZLFS_EFSCORRUPTED;
+				goto out;
+			}
+	/* data summaries (and journals) */
+	uint32_t sum_addr = start + zf_le32_to_cpu(cp->cp_pack_start_sum);
+	if (flags & ZF_CP_COMPACT_SUM_FLAG) {
+		if ((ret = read_compact_sums(sbi, sum_addr, nat_j, sit_j)))
+			goto out;
+	} else {
+		for (int i = ZF_LOG_HOT_DATA; i <= ZF_LOG_COLD_DATA; i++) {
+			if ((ret = zlfs_read_block(sbi, sum_addr + (uint32_t)i, sum)))
+				goto out;
+			memcpy(sbi->logs[i].sum.entries, sum->entries, sizeof(sum->entries));
+			if (i == ZF_LOG_HOT_DATA)
+				memcpy(nat_j, &sum->journal, sizeof(*nat_j));
+			else if (i == ZF_LOG_COLD_DATA)
+				memcpy(sit_j, &sum->journal, sizeof(*sit_j));
+		}
+	}
+	/* node summaries: in the pack after a clean unmount, else in the SSA */
+	uint32_t total = zf_le32_to_cpu(cp->cp_pack_total_block_count);
+	for (int i = ZF_LOG_HOT_NODE; i < ZF_NR_LOGS; i++) {
+		uint32_t a = (flags & ZF_CP_UMOUNT_FLAG)
+			     ? start + total - 1 - 3 + (uint32_t)(i - ZF_LOG_HOT_NODE)
+			     : zf_ssa_blkaddr(&sbi->lay, sbi->logs[i].segno);
+		if ((ret = zlfs_read_block(sbi, a, sum)))
+			goto out;
+		memcpy(sbi->logs[i].sum.entries, sum->entries, sizeof(sum->entries));
+	}
+	if ((ret = zlfs_node_build_from(sbi, nat_j)) || (ret = zlfs_seg_build(sbi, sit_j)))
+		goto out;
+	/* the counters the checkpoint keeps must agree with what we rebuilt */
+	if (sbi->valid_block_count != zf_le64_to_cpu(cp->valid_block_count)) {
+		fprintf(stderr, "zlfs: checkpoint says %llu valid blocks, SIT %llu\n",
+			(unsigned long long)zf_le64_to_cpu(cp->valid_block_count),
+			(unsigned long long)sbi->valid_block_count);
+		ret = -ZLFS_EFSCORRUPTED;
+		goto out;
+	}
+	sbi->valid_node_count = zf_le32_to_cpu(cp->valid_node_count);
+	ret = 0;
+out:
+	free(h0);
+	free(h1);
+	free(nat_j);
+	free(sit_j);
+	free(sum);
+	return ret;
+}
+
+/* Orphan inodes of the loaded checkpoint (inode.c frees them). */
+int zlfs_cp_orphans(struct zlfs_sb *sbi, uint32_t **inos, uint32_t *n);
+int zlfs_cp_orphans(struct zlfs_sb *sbi, uint32_t **inos, uint32_t *n)
+{
+	struct zf_checkpoint *cp = (struct zf_checkpoint *)sbi->cp_blk;
+	struct zf_orphan_block *ob;
+	uint32_t start = pack_addr(sbi, sbi->cp_pack);
+	uint32_t first = 1 + sbi->cp_payload;
+	uint32_t nblk = zf_le32_to_cpu(cp->cp_pack_start_sum) - first;
+	int ret = 0;
+
+	*inos = NULL;
+	*n = 0;
+	if (!(zf_le32_to_cpu(cp->ckpt_flags) & ZF_CP_ORPHAN_PRESENT_FLAG) || !nblk)
+		return 0;
+	ob = malloc(ZF_BLKSIZE);
+	*inos = calloc((size_t)nblk * ZF_ORPHANS_PER_BLOCK, sizeof(uint32_t));
+	if (!ob || !*inos) {
+		free(ob);
+		return -ENOMEM;
+	}
+	for (uint32_t b = 0; b < nblk; b++) {
+		if ((ret = zlfs_read_block(sbi, start + first + b, ob)))
+			break;
+		uint32_t cnt = zf_le32_to_cpu(ob->entry_count);
+		if (cnt > ZF_ORPHANS_PER_BLOCK) {
+			ret = -ZLFS_EFSCORRUPTED;
+			break;
+		}
+		for (uint32_t i = 0; i < cnt; i++)
+			(*inos)[(*n)++] = zf_le32_to_cpu(ob->ino[i]);
+	}
+	free(ob);
+	return ret;
+}
+
+static uint32_t free_segment_count(const struct zlfs_sb *sbi)
+{
+	uint32_t n = 0;
+
+	/* as fsck.f2fs counts on an image: empty segments that are not a log's */
+	for (uint32_t s = 0; s < sbi->nr_segs; s++) {
+		bool cur = false;
+		for (int i = 0; i < ZF_NR_LOGS; i++)
+			cur |= sbi->logs[i].segno == s;
+		if (!sbi->segs[s].valid && !cur)
+			n++;
+	}
+	return n;
+}
+
+int zlfs_checkpoint(struct zlfs_sb *sbi, bool umount)
+{
+	struct zf_checkpoint *cp = (struct zf_checkpoint *)sbi->cp_blk;
+	uint32_t *orphans = NULL, norph = 0, orph_blocks;
+	uint8_t *blk = NULL;
+	int ret;
+
+	if (sbi->fatal)
+		return -EROFS;
+	if (sbi->ro)
+		return 0;
+	while (sbi->io_inflight)
+		pthread_cond_wait(&sbi->io_cv, &sbi->lock);
+	if ((ret = zlfs_node_flush(sbi)) || (ret = zlfs_nat_flush(sbi)) ||
+	    (ret = zlfs_seg_flush(sbi)))
+		goto fail;
+	if (sbi->nr_orphans) {
+		orphans = calloc(sbi->nr_orphans, sizeof(*orphans));
+		if (!orphans) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		norph = zlfs_orphan_list(sbi, orphans, sbi->nr_orphans);
+	}
+	orph_blocks = (norph + ZF_ORPHANS_PER_BLOCK - 1) / ZF_ORPHANS_PER_BLOCK;
+	blk = calloc(1, ZF_BLKSIZE);
+	if (!blk) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+
+	/* the header; the bitmaps in cp_blk were updated by the flushes */
+	uint64_t ver = sbi->cp_ver + 1;
+	cp->checkpoint_ver = zf_cpu_to_le64(ver);
+	cp->user_block_count = zf_cpu_to_le64(sbi->user_block_count);
+	cp->valid_block_count = zf_cpu_to_le64(sbi->valid_block_count);
+	cp->free_segment_count = zf_cpu_to_le32(free_segment_count(sbi));
+	for (int i = 0; i < ZF_NR_LOGS; i++) {
+		bool node = zf_log_is_node((unsigned int)i);
+		int k = node ? i - ZF_LOG_HOT_NODE : i;
+		if (node) {
+			cp->cur_node_segno[k] = zf_cpu_to_le32(sbi->logs[i].segno);
+			cp->cur_node_blkoff[k] = zf_cpu_to_le16((uint16_t)sbi->logs[i].blkoff);
+		} else {
+			cp->cur_data_segno[k] = zf_cpu_to_le32(sbi->logs[i].segno);
+			cp->cur_data_blkoff[k] = zf_cpu_to_le16((uint16_t)sbi->logs[i].blkoff);
+		}
+		cp->alloc_type[i] = ZF_ALLOC_LFS;
+	}
+	cp->alloc_type[ZF_CP_LOGMASK_SLOT] = (uint8_t)(sbi->log_mask == ZF_LOGMASK_ALL ? 0 : sbi->log_mask);
+	uint32_t flags = zf_le32_to_cpu(cp->ckpt_flags);
+	flags &= ~(ZF_CP_UMOUNT_FLAG | ZF_CP_ORPHAN_PRESENT_FLAG | ZF_CP_COMPACT_SUM_FLAG |
+		   ZF_CP_FSCK_FLAG | ZF_CP_CRC_RECOVERY_FLAG | ZF_CP_NAT_BITS_FLAG |
+		   ZF_CP_TRIMMED_FLAG | ZF_CP_NOCRC_RECOVERY_FLAG);
+	if (umount)
+		flags |= ZF_CP_UMOUNT_FLAG;
+	if (norph)
+		flags |= ZF_CP_ORPHAN_PRESENT_FLAG;
+	cp->ckpt_flags = zf_cpu_to_le32(flags);
+	uint32_t start_sum = 1 + sbi->cp_payload + orph_blocks;
+	uint32_t total = start_sum + 3 + (umount ? 3 : 0) + 1;
+	cp->cp_pack_start_sum = zf_cpu_to_le32(start_sum);
+	cp->cp_pack_total_block_count = zf_cpu_to_le32(total);
+	cp->valid_node_count = zf_cpu_to_le32(sbi->valid_node_count);
+	cp->valid_inode_count = zf_cpu_to_le32(sbi->valid_inode_count);
+	cp->next_free_nid = zf_cpu_to_le32(sbi->next_free_nid);
+	cp->elapsed_time = zf_cpu_to_le64((uint64_t)time(NULL));
+	cp->checksum_offset = zf_cpu_to_le32(ZF_CP_CHKSUM_OFFSET);
+	zf_cp_set_crc(sbi->cp_blk);
+
+	/* the pack, into the other slot; the tail last */
+	int pack = !sbi->cp_pack;
+	uint32_t a = pack_addr(sbi, pack);
+	if ((ret = zlfs_write_meta_block(sbi, a++, sbi->cp_blk)))
+		goto fail;
+	for (uint32_t i = 0; i < sbi->cp_payload; i++)
+		if ((ret = zlfs_write_meta_block(sbi, a++, sbi->cp_blk + (i + 1) * ZF_BLKSIZE)))
+			goto fail;
+	for (uint32_t b = 0; b < orph_blocks; b++) {
+		struct zf_orphan_block *ob = (struct zf_orphan_block *)blk;
+		memset(blk, 0, ZF_BLKSIZE);
+		uint32_t cnt = 0;
+		for (uint32_t i = b * ZF_ORPHANS_PER_BLOCK; i < norph && cnt < ZF_ORPHANS_PER_BLOCK; i++)
+			ob->ino[cnt++] = zf_cpu_to_le32(orphans[i]);
+		ob->blk_addr = zf_cpu_to_le16((uint16_t)(b + 1));
+		ob->blk_count = zf_cpu_to_le16((uint16_t)orph_blocks);
+		ob->entry_count = zf_cpu_to_le32(cnt);
+		ob->check_sum = zf_cpu_to_le32(zf_crc32(ZF_SUPER_MAGIC, ob, offsetof(struct zf_orphan_block, check_sum)));
+		if ((ret = zlfs_write_meta_block(sbi, a++, blk)))
+			goto fail;
+	}
+	/* summaries of the data logs, journals empty: NAT and SIT are in their blocks */
+	for (int i = ZF_LOG_HOT_DATA; i <= ZF_LOG_COLD_DATA; i++) {
+		struct zf_summary_block *s = (struct zf_summary_block *)blk;
+		memset(blk, 0, ZF_BLKSIZE);
+		memcpy(s->entries, sbi->logs[i].sum.entries, sizeof(s->entries));
+		s->footer.entry_type = ZF_SUM_TYPE_DATA;
+		if ((ret = zlfs_write_meta_block(sbi, a++, blk)))
+			goto fail;
+	}
+	if (umount) {
+		for (int i = ZF_LOG_HOT_NODE; i < ZF_NR_LOGS; i++) {
+			struct zf_summary_block *s = (struct zf_summary_block *)blk;
+			memset(blk, 0, ZF_BLKSIZE);
+			memcpy(s->entries, sbi->logs[i].sum.entries, sizeof(s->entries));
+			s->footer.entry_type = ZF_SUM_TYPE_NODE;
+			if ((ret = zlfs_write_meta_block(sbi, a++, blk)))
+				goto fail;
+		}
+	}
+	if ((ret = zlfs_disp_flush(sbi->disp)))
+		goto fail;
+	/* commit */
+	if ((ret = zlfs_write_meta_block(sbi, a, sbi->cp_blk)) || (ret = zlfs_disp_flush(sbi->disp)))
+		goto fail;
+	sbi->cp_pack = pack;
+	sbi->cp_ver = ver;
+	sbi->dirty = false;
+	sbi->cp_count++;
+	zlfs_seg_after_cp(sbi);
+	zlfs_node_shrink(sbi);
+	free(orphans);
+	free(blk);
+	return 0;
+fail:
+	free(orphans);
+	free(blk);
+	zlfs_set_fatal(sbi, ret);
+	return ret;
+}

@@ -1,0 +1,419 @@
+/*
+ * dir.c - F2FS directories: multi-level hash tables of dentry blocks, and
+ * inline dentries (read, and converted to blocks on the first change).
+ *
+ * A name hashes (zf_dentry_hash) to bucket hash % buckets(level) at every
+ * level; level L's buckets have zf_bucket_blocks(L) blocks each and start
+ * at zf_dir_block_index().  Lookups try levels 0 .. i_current_depth-1; an
+ * insert takes the first level with room in the name's bucket and opens a
+ * new level when none has.  '.' and '..' sit in slots 0 and 1 of block 0.
+ * Each entry takes ceil(len / 8) slots; the name continues in the
+ * following slots' name bytes.
+ *
+ * Every change rewrites its dentry block out of place (HOT_DATA log).
+ * readdir cookies are (block index << 16 | slot) + 1.
+ * All calls need sbi->lock.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zlfs.h"
+
+/* A dentry area: a whole block or an inode's inline area. */
+struct dview {
+	unsigned int nr;
+	uint8_t *bitmap;
+	struct zf_dir_entry *de;
+	uint8_t (*name)[ZF_SLOT_LEN];
+};
+
+static void view_block(struct dview *v, struct zf_dentry_block *b)
+{
+	v->nr = ZF_NR_DENTRY_IN_BLOCK;
+	v->bitmap = b->bitmap;
+	v->de = b->dentry;
+	v->name = b->filename;
+}
+
+static bool has_inline_dentry(const struct zf_inode *ri)
+{
+	return ri->i_inline & ZF_INLINE_DENTRY;
+}
+
+static void view_inline(struct dview *v, struct zf_inode *ri)
+{
+	unsigned int bytes = zf_max_inline_data(zf_extra_isize_words(ri), zf_inline_xattr_words(ri, false));
+	unsigned int nr, bm, rsv;
+	uint8_t *area = zf_inline_data(ri);
+
+	zf_inline_dentry_geom(bytes, &nr, &bm, &rsv);
+	v->nr = nr;
+	v->bitmap = area;
+	v->de = (struct zf_dir_entry *)(area + bm + rsv);
+	v->name = (uint8_t (*)[ZF_SLOT_LEN])(area + bm + rsv + nr * ZF_DENTRY_SIZE);
+}
+
+static int view_find(const struct dview *v, const char *name, size_t len, uint32_t hash)
+{
+	for (unsigned int i = 0; i < v->nr; ) {
+		if (!zf_le_bit_test(v->bitmap, i)) {
+			i++;
+			continue;
+		}
+		const struct zf_dir_entry *d = &v->de[i];
+		unsigned int nl = zf_le16_to_cpu(d->name_len);
+		if (zf_le32_to_cpu(d->hash_code) == hash && nl == len && i + zf_dentry_slots(nl) <= v->nr &&
+		    !memcmp(v->name[i], name, len))
+			return (int)i;
+		i += nl ? zf_dentry_slots(nl) : 1;
+	}
+	return -ENOENT;
+}
+
+static int view_room(const struct dview *v, unsigned int slots)
+{
+	unsigned int run = 0;
+
+	for (unsigned int i = 0; i < v->nr; i++) {
+		if (zf_le_bit_test(v->bitmap, i)) {
+			run = 0;
+			continue;
+		}
+		if (++run == slots)
+			return (int)(i + 1 - slots);
+	}
+	return -ENOSPC;
+}
+
+static void view_put(struct dview *v, unsigned int slot, const char *name, size_t len,
+		     uint32_t hash, uint32_t ino, uint8_t ftype)
+{
+	unsigned int slots = zf_dentry_slots((unsigned int)len);
+
+	v->de[slot].hash_code = zf_cpu_to_le32(hash);
+	v->de[slot].ino = zf_cpu_to_le32(ino);
+	v->de[slot].name_len = zf_cpu_to_le16((uint16_t)len);
+	v->de[slot].file_type = ftype;
+	memset(v->name[slot], 0, (size_t)slots * ZF_SLOT_LEN);
+	memcpy(v->name[slot], name, len);
+	for (unsigned int k = 0; k < slots; k++)
+		zf_le_bit_set(v->bitmap, slot + k);
+}
+
+static void view_del(struct dview *v, unsigned int slot)
+{
+	unsigned int slots = zf_dentry_slots(zf_le16_to_cpu(v->de[slot].name_len));
+
+	for (unsigned int k = 0; k < slots && slot + k < v->nr; k++)
+		zf_le_bit_clear(v->bitmap, slot + k);
+}
+
+/* ---- where a name lives ------------------------------------------------------------- */
+
+struct dpos {
+	uint64_t block;      /* file block of the directory; UINT64_MAX = inline */
+	int slot;
+};
+
+static uint32_t name_hash(const char *name, size_t len)
+{
+	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
+		return 0;
+	return zf_dentry_hash((const uint8_t *)name, len);
+}
+
+/* Find name; on success *pos says where and blk holds its block. */
+static int dir_find(struct zlfs_sb *sbi, struct zinode *dir, const char *name, size_t len,
+		    struct zf_dentry_block *blk, struct dpos *pos)
+{
+	struct zf_inode *ri = zi_raw(dir);
+	uint32_t hash = name_hash(name, len);
+	struct dview v;
+	int ret;
+
+	if (has_inline_dentry(ri)) {
+		view_inline(&v, ri);
+		int s = view_find(&v, name, len, hash);
+		if (s < 0)
+			return s;
+		pos->block = UINT64_MAX;
+		pos->slot = s;
+		return 0;
+	}
+	unsigned int depth = zf_le32_to_cpu(ri->i_current_depth), dl = ri->i_dir_level;
+	if (depth > ZF_MAX_DIR_HASH_DEPTH)
+		return -ZLFS_EFSCORRUPTED;
+	uint64_t nblocks = (zf_le64_to_cpu(ri->i_size) + ZF_BLKSIZE - 1) / ZF_BLKSIZE;
+	for (unsigned int level = 0; level < depth; level++) {
+		unsigned int nb = zf_dir_buckets(level, dl);
+		uint64_t b0 = zf_dir_block_index(level, dl, hash % nb);
+		for (unsigned int k = 0; k < zf_bucket_blocks(level); k++) {
+			if (b0 + k >= nblocks)
+				break;
+			if ((ret = zlfs_read_file_block(sbi, dir, b0 + k, blk)))
+				return ret;
+			view_block(&v, blk);
+			int s = view_find(&v, name, len, hash);
+			if (s >= 0) {
+				pos->block = b0 + k;
+				pos->slot = s;
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+int zlfs_dir_lookup(struct zlfs_sb *sbi, struct zinode *dir, const char *name, size_t len,
+		    uint32_t *ino, uint8_t *ftype)
+{
+	struct zf_dentry_block *blk = malloc(ZF_BLKSIZE);
+	struct dpos pos;
+	int ret;
+
+	if (!blk)
+		return -ENOMEM;
+	ret = dir_find(sbi, dir, name, len, blk, &pos);
+	if (!ret) {
+		struct dview v;
+		if (pos.block == UINT64_MAX)
+			view_inline(&v, zi_raw(dir));
+		else
+			view_block(&v, blk);
+		*ino = zf_le32_to_cpu(v.de[pos.slot].ino);
+		*ftype = v.de[pos.slot].file_type;
+	}
+	free(blk);
+	return ret;
+}
+
+static void grow_size(struct zinode *dir, uint64_t block)
+{
+	struct zf_inode *ri = zi_raw(dir);
+	if ((block + 1) * ZF_BLKSIZE > zf_le64_to_cpu(ri->i_size))
+		ri->i_size = zf_cpu_to_le64((block + 1) * ZF_BLKSIZE);
+}
+
+/* Inline dentries -> block 0 of level 0 (both hold any hash at level 0). */
+static int convert_inline_dir(struct zlfs_sb *sbi, struct zinode *dir)
+{
+	struct zf_inode *ri = zi_raw(dir);
+	struct zf_dentry_block *blk = calloc(1, ZF_BLKSIZE);
+	struct dview iv, bv;
+	int ret;
+
+	if (!blk)
+		return -ENOMEM;
+	view_inline(&iv, ri);
+	view_block(&bv, blk);
+	for (unsigned int i = 0; i < iv.nr; i++) {
+		if (!zf_le_bit_test(iv.bitmap, i))
+			continue;
+		bv.de[i] = iv.de[i];
+		memcpy(bv.name[i], iv.name[i], ZF_SLOT_LEN);
+		zf_le_bit_set(bv.bitmap, i);
+	}
+	unsigned int bytes = zf_max_inline_data(zf_extra_isize_words(ri), zf_inline_xattr_words(ri, false));
+	memset(zf_inline_data(ri), 0, bytes);
+	ri->i_inline &= (uint8_t)~(ZF_INLINE_DENTRY | ZF_INLINE_DOTS);
+	ri->i_current_depth = zf_cpu_to_le32(1);
+	ri->i_size = 0;
+	zlfs_node_dirty(sbi, dir->node);
+	ret = zlfs_write_file_block(sbi, dir, 0, blk, ZF_LOG_HOT_DATA);
+	if (!ret)
+		grow_size(dir, 0);
+	free(blk);
+	return ret;
+}
+
+int zlfs_dir_add(struct zlfs_sb *sbi, struct zinode *dir, const char *name, size_t len,
+		 uint32_t ino, uint8_t ftype)
+{
+	struct zf_inode *ri = zi_raw(dir);
+	struct zf_dentry_block *blk;
+	uint32_t hash = name_hash(name, len);
+	unsigned int slots = zf_dentry_slots((unsigned int)len);
+	struct dview v;
+	int ret;
+
+	if (len > ZF_NAME_LEN)
+		return -ENAMETOOLONG;
+	if (has_inline_dentry(ri) && (ret = convert_inline_dir(sbi, dir)))
+		return ret;
+	blk = malloc(ZF_BLKSIZE);
+	if (!blk)
+		return -ENOMEM;
+	ri = zi_raw(dir);
+	unsigned int depth = zf_le32_to_cpu(ri->i_current_depth), dl = ri->i_dir_level;
+	uint64_t nblocks = (zf_le64_to_cpu(ri->i_size) + ZF_BLKSIZE - 1) / ZF_BLKSIZE;
+	if (!depth)
+		depth = 1;
+	for (unsigned int level = 0; level < ZF_MAX_DIR_HASH_DEPTH; level++) {
+		unsigned int nb = zf_dir_buckets(level, dl);
+		uint64_t b0 = zf_dir_block_index(level, dl, hash % nb);
+		for (unsigned int k = 0; k < zf_bucket_blocks(level); k++) {
+			if (b0 + k < nblocks) {
+				if ((ret = zlfs_read_file_block(sbi, dir, b0 + k, blk)))
+					goto out;
+			} else {
+				memset(blk, 0, ZF_BLKSIZE);
+			}
+			view_block(&v, blk);
+			int s = view_room(&v, slots);
+			if (s < 0)
+				continue;
+			view_put(&v, (unsigned int)s, name, len, hash, ino, ftype);
+			if ((ret = zlfs_write_file_block(sbi, dir, b0 + k, blk, ZF_LOG_HOT_DATA)))
+				goto out;
+			ri = zi_raw(dir);
+			grow_size(dir, b0 + k);
+			if (level + 1 > zf_le32_to_cpu(ri->i_current_depth))
+				ri->i_current_depth = zf_cpu_to_le32(level + 1);
+			zlfs_node_dirty(sbi, dir->node);
+			goto out;
+		}
+	}
+	ret = -ENOSPC;
+out:
+	free(blk);
+	return ret;
+}
+
+int zlfs_dir_remove(struct zlfs_sb *sbi, struct zinode *dir, const char *name, size_t len)
+{
+	struct zf_dentry_block *blk;
+	struct dpos pos;
+	struct dview v;
+	int ret;
+
+	if (has_inline_dentry(zi_raw(dir)) && (ret = convert_inline_dir(sbi, dir)))
+		return ret;
+	blk = malloc(ZF_BLKSIZE);
+	if (!blk)
+		return -ENOMEM;
+	if ((ret = dir_find(sbi, dir, name, len, blk, &pos)))
+		goto out;
+	view_block(&v, blk);
+	view_del(&v, (unsigned int)pos.slot);
+	/* an emptied block stays (a hole would do too; this keeps buckets simple) */
+	ret = zlfs_write_file_block(sbi, dir, pos.block, blk, ZF_LOG_HOT_DATA);
+	zlfs_node_dirty(sbi, dir->node);
+out:
+	free(blk);
+	return ret;
+}
+
+int zlfs_dir_set(struct zlfs_sb *sbi, struct zinode *dir, const char *name, size_t len,
+		 uint32_t ino, uint8_t ftype)
+{
+	struct zf_dentry_block *blk;
+	struct dpos pos;
+	struct dview v;
+	int ret;
+
+	if (has_inline_dentry(zi_raw(dir)) && (ret = convert_inline_dir(sbi, dir)))
+		return ret;
+	blk = malloc(ZF_BLKSIZE);
+	if (!blk)
+		return -ENOMEM;
+	if (!(ret = dir_find(sbi, dir, name, len, blk, &pos))) {
+		view_block(&v, blk);
+		v.de[pos.slot].ino = zf_cpu_to_le32(ino);
+		v.de[pos.slot].file_type = ftype;
+		ret = zlfs_write_file_block(sbi, dir, pos.block, blk, ZF_LOG_HOT_DATA);
+	}
+	free(blk);
+	return ret;
+}
+
+int zlfs_dir_init(struct zlfs_sb *sbi, struct zinode *dir, uint32_t parent)
+{
+	struct zf_dentry_block *blk = calloc(1, ZF_BLKSIZE);
+	struct dview v;
+	int ret;
+
+	if (!blk)
+		return -ENOMEM;
+	view_block(&v, blk);
+	view_put(&v, 0, ".", 1, 0, dir->ino, ZF_FT_DIR);
+	view_put(&v, 1, "..", 2, 0, parent, ZF_FT_DIR);
+	ret = zlfs_write_file_block(sbi, dir, 0, blk, ZF_LOG_HOT_DATA);
+	if (!ret) {
+		struct zf_inode *ri = zi_raw(dir);
+		ri->i_size = zf_cpu_to_le64(ZF_BLKSIZE);
+		ri->i_current_depth = zf_cpu_to_le32(1);
+		zlfs_node_dirty(sbi, dir->node);
+	}
+	free(blk);
+	return ret;
+}
+
+int zlfs_dir_iterate(struct zlfs_sb *sbi, struct zinode *dir, uint64_t pos,
+		     int (*emit)(void *ctx, const char *name, size_t len, uint32_t ino,
+				 uint8_t ftype, uint64_t next_pos), void *ctx)
+{
+	struct zf_inode *ri = zi_raw(dir);
+	struct zf_dentry_block *blk = malloc(ZF_BLKSIZE);
+	uint64_t start_block = pos ? (pos - 1) >> 16 : 0;
+	unsigned int start_slot = pos ? (unsigned int)((pos - 1) & 0xffff) : 0;
+	struct dview v;
+	int ret = 0;
+	char name[ZF_NAME_LEN + 1];
+
+	if (!blk)
+		return -ENOMEM;
+	bool inl = has_inline_dentry(ri);
+	uint64_t nblocks = inl ? 1 : (zf_le64_to_cpu(ri->i_size) + ZF_BLKSIZE - 1) / ZF_BLKSIZE;
+	for (uint64_t b = start_block; b < nblocks; b++) {
+		if (inl) {
+			view_inline(&v, ri);
+		} else {
+			if ((ret = zlfs_read_file_block(sbi, dir, b, blk)))
+				break;
+			view_block(&v, blk);
+		}
+		for (unsigned int i = b == start_block ? start_slot : 0; i < v.nr; ) {
+			if (!zf_le_bit_test(v.bitmap, i)) {
+				i++;
+				continue;
+			}
+			unsigned int nl = zf_le16_to_cpu(v.de[i].name_len);
+			unsigned int slots = nl ? zf_dentry_slots(nl) : 1;
+			if (nl > ZF_NAME_LEN || i + slots > v.nr) {
+				ret = -ZLFS_EFSCORRUPTED;
+				goto out;
+			}
+			memcpy(name, v.name[i], nl);
+			name[nl] = '\0';
+			uint64_t next = ((b << 16) | (i + slots)) + 1;
+			if (emit(ctx, name, nl, zf_le32_to_cpu(v.de[i].ino), v.de[i].file_type, next))
+				goto out;
+			i += slots;
+		}
+	}
+out:
+	free(blk);
+	return ret;
+}
+
+static int not_empty_cb(void *ctx, const char *name, size_t len, uint32_t ino, uint8_t ft,
+			uint64_t next)
+{
+	(void)ino;
+	(void)ft;
+	(void)next;
+	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
+		return 0;
+	*(bool *)ctx = false;
+	return 1;
+}
+
+bool zlfs_dir_is_empty(struct zlfs_sb *sbi, struct zinode *dir)
+{
+	bool empty = true;
+
+	if (zlfs_dir_iterate(sbi, dir, 0, not_empty_cb, &empty))
+		return false;
+	return empty;
+}

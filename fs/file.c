@@ -1,0 +1,501 @@
+/*
+ * file.c - file contents: read, write, truncate, fallocate, inline data.
+ *
+ * Every write goes out of place: each block written gets a new address in
+ * a data log (WARM_DATA for files, HOT_DATA for directory blocks), the old
+ * block is invalidated, and the direct node slot is updated in memory (the
+ * node is written at the next checkpoint).  Blocks are allocated and their
+ * writes submitted under sbi->lock, so each log's writes reach the
+ * dispatcher in LBA order; the caller then drops the lock while waiting
+ * (io_inflight keeps the checkpoint out until they complete).
+ *
+ * Holes are NULL_ADDR slots and read as zeros; so do NEW_ADDR slots
+ * (reserved by F2FS's fallocate; zlfs writes zero blocks instead).
+ * Inline data (F2FS's INLINE_DATA) is read in place and converted to a
+ * regular block before any write.
+ */
+#include <errno.h>
+#include <linux/falloc.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zlfs.h"
+
+int zlfs_write_blocks(struct zlfs_sb *sbi, void *const *bufs, const uint32_t *addrs, uint32_t n);
+struct zlfs_wbatch;
+struct zlfs_wbatch *zlfs_write_submit(struct zlfs_sb *sbi, void *const *bufs,
+				      const uint32_t *addrs, uint32_t n);
+int zlfs_write_wait(struct zlfs_sb *sbi, struct zlfs_wbatch *wb);
+
+static const uint8_t zero_block[ZF_BLKSIZE];
+
+/* ---- reads ------------------------------------------------------------------------ */
+
+struct rbatch {
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
+	uint32_t left;
+	int err;
+};
+
+struct rbio {
+	struct zlfs_bio bio;
+	struct rbatch *b;
+};
+
+static void rbio_end(struct zlfs_bio *bio)
+{
+	struct rbio *r = (struct rbio *)bio;
+
+	pthread_mutex_lock(&r->b->lock);
+	if (bio->result && !r->b->err)
+		r->b->err = bio->result;
+	if (!--r->b->left)
+		pthread_cond_signal(&r->b->cv);
+	pthread_mutex_unlock(&r->b->lock);
+}
+
+/*
+ * Read n blocks with sbi->lock dropped while they are in flight.  Caller
+ * holds the lock; it is held again on return.
+ */
+static int read_blocks_unlocked(struct zlfs_sb *sbi, void **bufs, const uint32_t *addrs, uint32_t n)
+{
+	struct rbatch b = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0 };
+	struct rbio *v;
+
+	if (!n)
+		return 0;
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	b.left = n;
+	sbi->io_inflight++;
+	for (uint32_t i = 0; i < n; i++) {
+		v[i].b = &b;
+		v[i].bio.op = ZLFS_OP_READ;
+		v[i].bio.prio = ZLFS_PRIO_BE;
+		v[i].bio.flags = ZLFS_BIO_SYNC;
+		v[i].bio.off = (uint64_t)addrs[i] * ZF_BLKSIZE;
+		v[i].bio.buf = bufs[i];
+		v[i].bio.len = ZF_BLKSIZE;
+		v[i].bio.end = rbio_end;
+		int ret = zlfs_disp_submit(sbi->disp, &v[i].bio);
+		if (ret) {
+			pthread_mutex_lock(&b.lock);
+			b.err = b.err ? b.err : ret;
+			b.left -= n - i;
+			pthread_mutex_unlock(&b.lock);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sbi->lock);
+	pthread_mutex_lock(&b.lock);
+	while (b.left)
+		pthread_cond_wait(&b.cv, &b.lock);
+	pthread_mutex_unlock(&b.lock);
+	pthread_mutex_lock(&sbi->lock);
+	if (!--sbi->io_inflight)
+		pthread_cond_broadcast(&sbi->io_cv);
+	free(v);
+	return b.err;
+}
+
+static bool is_inline(const struct zf_inode *ri)
+{
+	return ri->i_inline & ZF_INLINE_DATA;
+}
+
+static unsigned int inline_max(const struct zf_inode *ri)
+{
+	return zf_max_inline_data(zf_extra_isize_words(ri), zf_inline_xattr_words(ri, false));
+}
+
+/* Address of file block index, NULL_ADDR for a hole. */
+static int block_addr(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, uint32_t *addr)
+{
+	struct znode *dn;
+	unsigned int ofs, nr;
+	int ret = zlfs_get_dnode(sbi, zi, index, false, &dn, &ofs);
+
+	if (ret == -ENOENT) {
+		*addr = ZF_NULL_ADDR;
+		return 0;
+	}
+	if (ret)
+		return ret;
+	*addr = zf_le32_to_cpu(zlfs_dnode_addrs(dn, &nr)[ofs]);
+	if (*addr != ZF_NULL_ADDR && *addr != ZF_NEW_ADDR && !zlfs_is_main_blkaddr(sbi, *addr))
+		return -ZLFS_EFSCORRUPTED;
+	return 0;
+}
+
+int zlfs_read_file_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, void *buf)
+{
+	uint32_t a;
+	int ret = block_addr(sbi, zi, index, &a);
+
+	if (ret)
+		return ret;
+	if (a == ZF_NULL_ADDR || a == ZF_NEW_ADDR) {
+		memset(buf, 0, ZF_BLKSIZE);
+		return 0;
+	}
+	return zlfs_read_block(sbi, a, buf);
+}
+
+int zlfs_file_read(struct zlfs_sb *sbi, struct zinode *zi, char *buf, size_t len, uint64_t off,
+		   size_t *got)
+{
+	struct zf_inode *ri = zi_raw(zi);
+	uint64_t size = zf_le64_to_cpu(ri->i_size);
+	int ret = 0;
+
+	*got = 0;
+	if (off >= size || !len)
+		return 0;
+	if (len > size - off)
+		len = (size_t)(size - off);
+	if (is_inline(ri)) {
+		unsigned int max = inline_max(ri);
+		const char *data = zf_inline_data(ri);
+		for (size_t i = 0; i < len; i++)
+			buf[i] = off + i < max ? data[off + i] : 0;
+		*got = len;
+		return 0;
+	}
+	uint64_t first = off / ZF_BLKSIZE, last = (off + len - 1) / ZF_BLKSIZE;
+	uint32_t n = (uint32_t)(last - first + 1);
+	uint8_t *tmp = malloc((size_t)n * ZF_BLKSIZE);
+	void **bufs = calloc(n, sizeof(*bufs));
+	uint32_t *addrs = calloc(n, sizeof(*addrs));
+	uint32_t nio = 0;
+	if (!tmp || !bufs || !addrs) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t a;
+		if ((ret = block_addr(sbi, zi, first + i, &a)))
+			goto out;
+		if (a == ZF_NULL_ADDR || a == ZF_NEW_ADDR) {
+			memset(tmp + (size_t)i * ZF_BLKSIZE, 0, ZF_BLKSIZE);
+			continue;
+		}
+		bufs[nio] = tmp + (size_t)i * ZF_BLKSIZE;
+		addrs[nio++] = a;
+	}
+	if ((ret = read_blocks_unlocked(sbi, bufs, addrs, nio)))
+		goto out;
+	memcpy(buf, tmp + (off - first * ZF_BLKSIZE), len);
+	*got = len;
+out:
+	free(tmp);
+	free(bufs);
+	free(addrs);
+	return ret;
+}
+
+/* ---- writes ----------------------------------------------------------------------- */
+
+static unsigned int data_log(struct zinode *zi)
+{
+	return S_ISDIR(zf_le16_to_cpu(zi_raw(zi)->i_mode)) ? ZF_LOG_HOT_DATA : ZF_LOG_WARM_DATA;
+}
+
+/*
+ * Give file block `index` a new address (old one invalidated) and return
+ * it.  Caller writes the block there before anything reads it.
+ */
+static int remap_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, unsigned int log,
+		       uint32_t *addr)
+{
+	struct znode *dn;
+	unsigned int ofs, nr;
+	int ret;
+
+	if ((ret = zlfs_get_dnode(sbi, zi, index, true, &dn, &ofs)))
+		return ret;
+	zf_le32 *slot = &zlfs_dnode_addrs(dn, &nr)[ofs];
+	uint32_t old = zf_le32_to_cpu(*slot);
+	uint16_t ofs_in_node = (uint16_t)(ofs + (dn == zi->node ? zf_extra_isize_words(zi_raw(zi)) : 0));
+	if ((ret = zlfs_alloc_block(sbi, log, dn->nid, ofs_in_node, sbi->nat[dn->nid].version, addr)))
+		return ret;
+	if (old == ZF_NULL_ADDR || old == ZF_NEW_ADDR) {
+		struct zf_inode *ri = zi_raw(zi);
+		if (old == ZF_NULL_ADDR)
+			ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) + 1);
+	} else {
+		zlfs_invalidate_block(sbi, old);
+	}
+	*slot = zf_cpu_to_le32(*addr);
+	zlfs_node_dirty(sbi, dn);
+	zlfs_node_dirty(sbi, zi->node);
+	return 0;
+}
+
+int zlfs_write_file_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index,
+			  const void *buf, unsigned int log)
+{
+	uint32_t a;
+	int ret;
+
+	if (sbi->fatal)
+		return -EROFS;
+	if ((ret = remap_block(sbi, zi, index, log, &a)))
+		return ret;
+	void *b = (void *)buf;
+	return zlfs_write_blocks(sbi, &b, &a, 1);
+}
+
+int zlfs_convert_inline(struct zlfs_sb *sbi, struct zinode *zi)
+{
+	struct zf_inode *ri = zi_raw(zi);
+	uint8_t *blk;
+	int ret = 0;
+
+	if (!is_inline(ri))
+		return 0;
+	blk = calloc(1, ZF_BLKSIZE);
+	if (!blk)
+		return -ENOMEM;
+	unsigned int max = inline_max(ri);
+	uint64_t size = zf_le64_to_cpu(ri->i_size);
+	memcpy(blk, zf_inline_data(ri), size < max ? size : max);
+	memset(zf_inline_data(ri), 0, max);
+	ri->i_inline &= (uint8_t)~(ZF_INLINE_DATA | ZF_DATA_EXIST);
+	zlfs_node_dirty(sbi, zi->node);
+	if (size)
+		ret = zlfs_write_file_block(sbi, zi, 0, blk, data_log(zi));
+	free(blk);
+	return ret;
+}
+
+/* Submit under the lock (LBA order per log), wait with it dropped. */
+static int write_unlocked(struct zlfs_sb *sbi, void **bufs, uint32_t *addrs, uint32_t n)
+{
+	int ret;
+
+	struct zlfs_wbatch *wb = zlfs_write_submit(sbi, bufs, addrs, n);
+	sbi->io_inflight++;
+	pthread_mutex_unlock(&sbi->lock);
+	ret = zlfs_write_wait(sbi, wb);
+	pthread_mutex_lock(&sbi->lock);
+	if (!--sbi->io_inflight)
+		pthread_cond_broadcast(&sbi->io_cv);
+	return ret;
+}
+
+int zlfs_file_write(struct zlfs_sb *sbi, struct zinode *zi, const char *buf, size_t len,
+		    uint64_t off)
+{
+	struct zf_inode *ri = zi_raw(zi);
+	int ret;
+
+	if (sbi->fatal)
+		return -EROFS;
+	if (!len)
+		return 0;
+	if ((off + len + ZF_BLKSIZE - 1) / ZF_BLKSIZE > zlfs_max_file_blocks())
+		return -EFBIG;
+	if ((ret = zlfs_convert_inline(sbi, zi)))
+		return ret;
+	uint64_t first = off / ZF_BLKSIZE, last = (off + len - 1) / ZF_BLKSIZE;
+	uint32_t n = (uint32_t)(last - first + 1);
+	if (zlfs_free_user_blocks(sbi) < n)
+		return -ENOSPC;
+	void **bufs = calloc(n, sizeof(*bufs));
+	uint32_t *addrs = calloc(n, sizeof(*addrs));
+	uint8_t *edge = malloc(2 * ZF_BLKSIZE);   /* partial first and last blocks */
+	if (!bufs || !addrs || !edge) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/* read what partial blocks keep, before anything moves */
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t idx = first + i;
+		uint64_t bstart = idx * ZF_BLKSIZE;
+		size_t lo = off > bstart ? (size_t)(off - bstart) : 0;
+		size_t hi = off + len < bstart + ZF_BLKSIZE ? (size_t)(off + len - bstart) : ZF_BLKSIZE;
+		if (lo == 0 && hi == ZF_BLKSIZE) {
+			bufs[i] = (void *)(buf + (bstart - off));
+			continue;
+		}
+		uint8_t *e = edge + (i == 0 ? 0 : ZF_BLKSIZE);
+		if ((ret = zlfs_read_file_block(sbi, zi, idx, e)))
+			goto out;
+		memcpy(e + lo, buf + (bstart + lo - off), hi - lo);
+		bufs[i] = e;
+	}
+	/* allocate in order; the writes go out in the same order */
+	for (uint32_t i = 0; i < n; i++) {
+		if ((ret = remap_block(sbi, zi, first + i, ZF_LOG_WARM_DATA, &addrs[i]))) {
+			if (i)
+				write_unlocked(sbi, bufs, addrs, i);
+			goto out;
+		}
+	}
+	ret = write_unlocked(sbi, bufs, addrs, n);
+	if (ret)
+		goto out;
+	ri = zi_raw(zi);
+	if (off + len > zf_le64_to_cpu(ri->i_size))
+		ri->i_size = zf_cpu_to_le64(off + len);
+	zlfs_inode_touch(zi, true, true, false);
+	zlfs_node_dirty(sbi, zi->node);
+out:
+	free(bufs);
+	free(addrs);
+	free(edge);
+	return ret;
+}
+
+/* Zero [from, to) inside file block index (a partial block), out of place. */
+static int zero_partial(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, size_t from, size_t to)
+{
+	uint8_t *blk = malloc(ZF_BLKSIZE);
+	uint32_t a;
+	int ret;
+
+	if (!blk)
+		return -ENOMEM;
+	if ((ret = block_addr(sbi, zi, index, &a)) || a == ZF_NULL_ADDR) {
+		free(blk);
+		return ret;
+	}
+	if (!(ret = zlfs_read_file_block(sbi, zi, index, blk))) {
+		memset(blk + from, 0, to - from);
+		ret = zlfs_write_file_block(sbi, zi, index, blk, data_log(zi));
+	}
+	free(blk);
+	return ret;
+}
+
+int zlfs_file_truncate(struct zlfs_sb *sbi, struct zinode *zi, uint64_t size)
+{
+	struct zf_inode *ri = zi_raw(zi);
+	uint64_t old = zf_le64_to_cpu(ri->i_size);
+	int ret;
+
+	if (sbi->fatal)
+		return -EROFS;
+	if (size / ZF_BLKSIZE > zlfs_max_file_blocks())
+		return -EFBIG;
+	if (is_inline(ri)) {
+		unsigned int max = inline_max(ri);
+		if (size > max) {
+			if ((ret = zlfs_convert_inline(sbi, zi)))
+				return ret;
+		} else {
+			if (size < old)
+				memset((char *)zf_inline_data(ri) + size, 0, (old < max ? old : max) - size);
+			goto done;
+		}
+	}
+	if (size < old) {
+		if ((ret = zlfs_truncate_blocks(sbi, zi, (size + ZF_BLKSIZE - 1) / ZF_BLKSIZE)))
+			return ret;
+		if (size % ZF_BLKSIZE &&
+		    (ret = zero_partial(sbi, zi, size / ZF_BLKSIZE, size % ZF_BLKSIZE, ZF_BLKSIZE)))
+			return ret;
+	}
+done:
+	ri = zi_raw(zi);
+	ri->i_size = zf_cpu_to_le64(size);
+	zlfs_inode_touch(zi, true, true, false);
+	zlfs_node_dirty(sbi, zi->node);
+	return 0;
+}
+
+/* Free file blocks [from, to) (whole blocks only). */
+static int punch_blocks(struct zlfs_sb *sbi, struct zinode *zi, uint64_t from, uint64_t to)
+{
+	for (uint64_t idx = from; idx < to; idx++) {
+		struct znode *dn;
+		unsigned int ofs, nr;
+		int ret = zlfs_get_dnode(sbi, zi, idx, false, &dn, &ofs);
+		if (ret == -ENOENT)
+			continue;     /* a missing node maps nothing: could skip further */
+		if (ret)
+			return ret;
+		zf_le32 *slot = &zlfs_dnode_addrs(dn, &nr)[ofs];
+		uint32_t a = zf_le32_to_cpu(*slot);
+		if (a == ZF_NULL_ADDR)
+			continue;
+		zlfs_invalidate_block(sbi, a);
+		*slot = 0;
+		struct zf_inode *ri = zi_raw(zi);
+		ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) - 1);
+		zlfs_node_dirty(sbi, dn);
+	}
+	return 0;
+}
+
+int zlfs_file_fallocate(struct zlfs_sb *sbi, struct zinode *zi, int mode, uint64_t off,
+			uint64_t len)
+{
+	struct zf_inode *ri = zi_raw(zi);
+	uint64_t end = off + len;
+	int ret;
+
+	if (sbi->fatal)
+		return -EROFS;
+	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE))
+		return -EOPNOTSUPP;
+	if (end < off || (end + ZF_BLKSIZE - 1) / ZF_BLKSIZE > zlfs_max_file_blocks())
+		return -EFBIG;
+	if ((ret = zlfs_convert_inline(sbi, zi)))
+		return ret;
+	if (mode & FALLOC_FL_PUNCH_HOLE) {
+		if (!(mode & FALLOC_FL_KEEP_SIZE))
+			return -EOPNOTSUPP;
+		uint64_t size = zf_le64_to_cpu(ri->i_size);
+		if (end > size)
+			end = size;
+		if (off >= end)
+			return 0;
+		uint64_t fb = (off + ZF_BLKSIZE - 1) / ZF_BLKSIZE, lb = end / ZF_BLKSIZE;
+		if (fb > lb) {   /* inside one block */
+			ret = zero_partial(sbi, zi, off / ZF_BLKSIZE, off % ZF_BLKSIZE, end % ZF_BLKSIZE);
+		} else {
+			if (off % ZF_BLKSIZE &&
+			    (ret = zero_partial(sbi, zi, off / ZF_BLKSIZE, off % ZF_BLKSIZE, ZF_BLKSIZE)))
+				return ret;
+			if (end % ZF_BLKSIZE && lb * ZF_BLKSIZE < end &&
+			    (ret = zero_partial(sbi, zi, lb, 0, end % ZF_BLKSIZE)))
+				return ret;
+			ret = punch_blocks(sbi, zi, fb, lb);
+		}
+		if (!ret) {
+			zlfs_inode_touch(zi, true, true, false);
+			zlfs_node_dirty(sbi, zi->node);
+		}
+		return ret;
+	}
+	/* allocate: holes in the range get zero blocks (zlfs writes no NEW_ADDR) */
+	uint64_t fb = off / ZF_BLKSIZE, lb = (end + ZF_BLKSIZE - 1) / ZF_BLKSIZE;
+	uint64_t holes = 0;
+	for (uint64_t idx = fb; idx < lb; idx++) {
+		uint32_t a;
+		if ((ret = block_addr(sbi, zi, idx, &a)))
+			return ret;
+		holes += a == ZF_NULL_ADDR;
+	}
+	if (zlfs_free_user_blocks(sbi) < holes)
+		return -ENOSPC;
+	for (uint64_t idx = fb; idx < lb; idx++) {
+		uint32_t a;
+		if ((ret = block_addr(sbi, zi, idx, &a)))
+			return ret;
+		if (a != ZF_NULL_ADDR)
+			continue;
+		if ((ret = zlfs_write_file_block(sbi, zi, idx, zero_block, ZF_LOG_WARM_DATA)))
+			return ret;
+	}
+	ri = zi_raw(zi);
+	if (!(mode & FALLOC_FL_KEEP_SIZE) && end > zf_le64_to_cpu(ri->i_size))
+		ri->i_size = zf_cpu_to_le64(end);
+	zlfs_inode_touch(zi, false, true, false);
+	zlfs_node_dirty(sbi, zi->node);
+	return 0;
+}

@@ -1,0 +1,300 @@
+/*
+ * inode.c - in-memory inodes.
+ *
+ * States of an inode:
+ *   linked      i_links > 0; in memory while FUSE holds lookups or opens
+ *   orphan      i_links == 0 but still looked up or open; listed in every
+ *               checkpoint so a crash frees it at the next mount
+ *   freed       blocks, nodes and nid released (zlfs_iput / release_all)
+ * A zinode pins its inode node in the node cache (pins > 0), so the inode
+ * block is always at hand and never dropped while dirty or in use.
+ * All calls need sbi->lock.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+
+#include "zlfs.h"
+
+static uint32_t ihash(const struct zlfs_sb *sbi, uint32_t ino)
+{
+	return (ino * 2654435761u) % sbi->ino_hash_size;
+}
+
+static struct zinode *ifind(struct zlfs_sb *sbi, uint32_t ino)
+{
+	for (struct zinode *z = sbi->ino_hash[ihash(sbi, ino)]; z; z = z->hnext)
+		if (z->ino == ino)
+			return z;
+	return NULL;
+}
+
+static void iunhash(struct zlfs_sb *sbi, struct zinode *zi)
+{
+	struct zinode **pp = &sbi->ino_hash[ihash(sbi, zi->ino)];
+
+	while (*pp && *pp != zi)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = zi->hnext;
+}
+
+static struct zinode *ihold(struct zlfs_sb *sbi, uint32_t ino, struct znode *n)
+{
+	struct zinode *zi = calloc(1, sizeof(*zi));
+
+	if (!zi)
+		return NULL;
+	zi->ino = ino;
+	zi->node = n;
+	n->pins++;
+	uint32_t h = ihash(sbi, ino);
+	zi->hnext = sbi->ino_hash[h];
+	sbi->ino_hash[h] = zi;
+	return zi;
+}
+
+int zlfs_iget(struct zlfs_sb *sbi, uint32_t ino, struct zinode **out)
+{
+	struct zinode *zi = ifind(sbi, ino);
+	struct znode *n;
+	int ret;
+
+	if (zi) {
+		*out = zi;
+		return 0;
+	}
+	if (ino < ZF_ROOT_INO || ino >= sbi->max_nid || sbi->nat[ino].ino != ino)
+		return -ZLFS_EFSCORRUPTED;
+	if ((ret = zlfs_node_get(sbi, ino, &n)))
+		return ret;
+	if (zf_le32_to_cpu(n->blk.footer.ino) != ino || zf_node_ofs(&n->blk) != 0 ||
+	    !zf_le16_to_cpu(n->blk.i.i_mode))
+		return -ZLFS_EFSCORRUPTED;
+	if (!(zi = ihold(sbi, ino, n)))
+		return -ENOMEM;
+	*out = zi;
+	return 0;
+}
+
+uint8_t zlfs_ftype(mode_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG: return ZF_FT_REG_FILE;
+	case S_IFDIR: return ZF_FT_DIR;
+	case S_IFCHR: return ZF_FT_CHRDEV;
+	case S_IFBLK: return ZF_FT_BLKDEV;
+	case S_IFIFO: return ZF_FT_FIFO;
+	case S_IFSOCK: return ZF_FT_SOCK;
+	case S_IFLNK: return ZF_FT_SYMLINK;
+	default: return ZF_FT_UNKNOWN;
+	}
+}
+
+void zlfs_inode_touch(struct zinode *zi, bool m, bool c, bool a)
+{
+	struct timespec ts;
+	struct zf_inode *ri = zi_raw(zi);
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (m) {
+		ri->i_mtime = zf_cpu_to_le64((uint64_t)ts.tv_sec);
+		ri->i_mtime_nsec = zf_cpu_to_le32((uint32_t)ts.tv_nsec);
+	}
+	if (c) {
+		ri->i_ctime = zf_cpu_to_le64((uint64_t)ts.tv_sec);
+		ri->i_ctime_nsec = zf_cpu_to_le32((uint32_t)ts.tv_nsec);
+	}
+	if (a) {
+		ri->i_atime = zf_cpu_to_le64((uint64_t)ts.tv_sec);
+		ri->i_atime_nsec = zf_cpu_to_le32((uint32_t)ts.tv_nsec);
+	}
+}
+
+int zlfs_inode_new(struct zlfs_sb *sbi, mode_t mode, uid_t uid, gid_t gid, uint32_t pino,
+		   struct zinode **out)
+{
+	struct znode *n;
+	struct zinode *zi;
+	uint32_t nid;
+	int ret;
+
+	if (sbi->fatal)
+		return -EROFS;
+	if ((ret = zlfs_nid_alloc(sbi, &nid)))
+		return ret;
+	if ((ret = zlfs_node_new(sbi, nid, nid, 0, &n))) {
+		sbi->nat[nid].blkaddr = ZF_NULL_ADDR;
+		return ret;
+	}
+	struct zf_inode *ri = &n->blk.i;
+	ri->i_mode = zf_cpu_to_le16((uint16_t)mode);
+	ri->i_uid = zf_cpu_to_le32(uid);
+	ri->i_gid = zf_cpu_to_le32(gid);
+	ri->i_links = zf_cpu_to_le32(S_ISDIR(mode) ? 2 : 1);
+	ri->i_blocks = zf_cpu_to_le64(1);
+	ri->i_generation = zf_cpu_to_le32((uint32_t)random());
+	ri->i_pino = zf_cpu_to_le32(pino);
+	if (S_ISDIR(mode))
+		ri->i_current_depth = zf_cpu_to_le32(1);
+	else   /* F2FS: nodes of non-directories carry the cold mark (WARM_NODE log) */
+		n->blk.footer.flag |= zf_cpu_to_le32(1u << ZF_NODE_COLD_BIT);
+	if (!(zi = ihold(sbi, nid, n))) {
+		zlfs_node_remove(sbi, nid);
+		return -ENOMEM;
+	}
+	zlfs_inode_touch(zi, true, true, true);
+	sbi->valid_inode_count++;
+	*out = zi;
+	return 0;
+}
+
+void zlfs_inode_dirty(struct zlfs_sb *sbi, struct zinode *zi)
+{
+	zlfs_node_dirty(sbi, zi->node);
+}
+
+static dev_t inode_rdev(const struct zf_inode *ri)
+{
+	unsigned int first = zf_extra_isize_words(ri);
+	uint32_t old = zf_le32_to_cpu(ri->i_addr[first]);
+
+	if (old)   /* the kernel's old_encode_dev */
+		return makedev((old >> 8) & 0xff, old & 0xff);
+	uint32_t nw = zf_le32_to_cpu(ri->i_addr[first + 1]);   /* new_encode_dev */
+	return makedev((nw & 0xfff00) >> 8, (nw & 0xff) | ((nw >> 12) & 0xfff00));
+}
+
+void zlfs_inode_set_rdev(struct zinode *zi, dev_t rdev);
+void zlfs_inode_set_rdev(struct zinode *zi, dev_t rdev)
+{
+	struct zf_inode *ri = zi_raw(zi);
+	unsigned int first = zf_extra_isize_words(ri), ma = major(rdev), mi = minor(rdev);
+
+	if (ma < 256 && mi < 256) {
+		ri->i_addr[first] = zf_cpu_to_le32((ma << 8) | mi);
+		ri->i_addr[first + 1] = 0;
+	} else {
+		ri->i_addr[first] = 0;
+		ri->i_addr[first + 1] = zf_cpu_to_le32((mi & 0xff) | (ma << 8) | ((mi & ~0xffu) << 12));
+	}
+}
+
+void zlfs_inode_stat(struct zlfs_sb *sbi, struct zinode *zi, struct stat *st)
+{
+	const struct zf_inode *ri = zi_raw(zi);
+	uint64_t blocks = zf_le64_to_cpu(ri->i_blocks);
+	mode_t mode = zf_le16_to_cpu(ri->i_mode);
+
+	(void)sbi;
+	memset(st, 0, sizeof(*st));
+	st->st_ino = zi->ino;
+	st->st_mode = mode;
+	st->st_nlink = zf_le32_to_cpu(ri->i_links);
+	st->st_uid = zf_le32_to_cpu(ri->i_uid);
+	st->st_gid = zf_le32_to_cpu(ri->i_gid);
+	st->st_size = (off_t)zf_le64_to_cpu(ri->i_size);
+	/* i_blocks counts 4 KiB blocks and the inode block itself */
+	st->st_blocks = (blkcnt_t)((blocks ? blocks - 1 : 0) * (ZF_BLKSIZE / 512));
+	st->st_blksize = ZF_BLKSIZE;
+	st->st_atim.tv_sec = (time_t)zf_le64_to_cpu(ri->i_atime);
+	st->st_atim.tv_nsec = zf_le32_to_cpu(ri->i_atime_nsec);
+	st->st_mtim.tv_sec = (time_t)zf_le64_to_cpu(ri->i_mtime);
+	st->st_mtim.tv_nsec = zf_le32_to_cpu(ri->i_mtime_nsec);
+	st->st_ctim.tv_sec = (time_t)zf_le64_to_cpu(ri->i_ctime);
+	st->st_ctim.tv_nsec = zf_le32_to_cpu(ri->i_ctime_nsec);
+	if (S_ISCHR(mode) || S_ISBLK(mode))
+		st->st_rdev = inode_rdev(ri);
+}
+
+/* Give back everything the inode holds on disk. */
+static int inode_free(struct zlfs_sb *sbi, struct zinode *zi)
+{
+	struct zf_inode *ri = zi_raw(zi);
+	mode_t mode = zf_le16_to_cpu(ri->i_mode);
+	int ret = 0;
+
+	if (!S_ISCHR(mode) && !S_ISBLK(mode))
+		ret = zlfs_truncate_blocks(sbi, zi, 0);
+	zlfs_xattr_free(sbi, zi);
+	zi->node->pins--;
+	zlfs_node_remove(sbi, zi->ino);
+	zi->node = NULL;
+	sbi->valid_inode_count--;
+	return ret;
+}
+
+static void idrop(struct zlfs_sb *sbi, struct zinode *zi)
+{
+	iunhash(sbi, zi);
+	if (zi->orphan) {
+		sbi->nr_orphans--;
+		inode_free(sbi, zi);
+	} else if (zi->node) {
+		zi->node->pins--;
+	}
+	free(zi);
+}
+
+void zlfs_iput(struct zlfs_sb *sbi, struct zinode *zi, uint64_t n)
+{
+	zi->nlookup = n > zi->nlookup ? 0 : zi->nlookup - n;
+	if (!zi->nlookup && !zi->nopen && zi->ino != ZF_ROOT_INO)
+		idrop(sbi, zi);
+}
+
+int zlfs_inode_unlinked(struct zlfs_sb *sbi, struct zinode *zi)
+{
+	if (zf_le32_to_cpu(zi_raw(zi)->i_links))
+		return 0;
+	if (!zi->orphan) {
+		zi->orphan = true;
+		sbi->nr_orphans++;
+	}
+	if (!zi->nlookup && !zi->nopen)
+		idrop(sbi, zi);
+	return 0;
+}
+
+void zlfs_inode_release_all(struct zlfs_sb *sbi)
+{
+	if (!sbi->ino_hash)
+		return;
+	for (uint32_t h = 0; h < sbi->ino_hash_size; h++) {
+		while (sbi->ino_hash[h])
+			idrop(sbi, sbi->ino_hash[h]);
+	}
+}
+
+uint32_t zlfs_orphan_list(struct zlfs_sb *sbi, uint32_t *inos, uint32_t max)
+{
+	uint32_t n = 0;
+
+	for (uint32_t h = 0; h < sbi->ino_hash_size; h++)
+		for (struct zinode *z = sbi->ino_hash[h]; z; z = z->hnext)
+			if (z->orphan && n < max)
+				inos[n++] = z->ino;
+	return n;
+}
+
+/* Inodes a crash left unlinked but in use: free them now. */
+int zlfs_orphan_recover(struct zlfs_sb *sbi, const uint32_t *inos, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct zinode *zi;
+		int ret = zlfs_iget(sbi, inos[i], &zi);
+		if (ret)
+			return ret;
+		if (zf_le32_to_cpu(zi_raw(zi)->i_links)) {
+			fprintf(stderr, "zlfs: orphan inode %u still has links\n", inos[i]);
+			return -ZLFS_EFSCORRUPTED;
+		}
+		zi->orphan = true;
+		sbi->nr_orphans++;
+		idrop(sbi, zi);
+	}
+	return 0;
+}

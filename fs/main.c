@@ -1,0 +1,233 @@
+/*
+ * main.c - the zlfs daemon: zlfs DEVICE MOUNTPOINT [-o OPTIONS] [-f] [-d]
+ *
+ * zlfs options (the rest go to FUSE and the kernel):
+ *   mode=zwl|nolock|zwp    write ordering (default nolock; zwl if the device
+ *                          lacks the "no zone write lock" flag)
+ *   sched_NAME=VALUE       a dispatcher tunable (README "The dispatcher"),
+ *                          e.g. sched_fifo_batch=8
+ *   ro                     mount read-only
+ *
+ * Order of events: (fork, unless -f) -> open and mount the device -> FUSE
+ * session and kernel mount -> tell the parent it worked -> serve -> on
+ * unmount: final checkpoint, close the device, exit.  The fork comes first
+ * because the device layer starts threads, which a fork would lose; the
+ * parent waits for the child's verdict so errors reach the terminal and
+ * the exit status.  A device still held by a daemon that is exiting (an
+ * unmount just before) is retried for a few seconds.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse3/fuse_lowlevel.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "zlfs.h"
+
+extern const struct fuse_lowlevel_ops zlfs_ops;
+
+struct cli {
+	const char *device;
+	struct zlfs_opts o;
+	int nonopt;
+	int err;
+};
+
+static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
+{
+	struct cli *c = data;
+
+	(void)outargs;
+	if (key == FUSE_OPT_KEY_NONOPT) {
+		if (c->nonopt++ == 0) {
+			c->device = arg;
+			return 0;      /* not for FUSE */
+		}
+		return 1;          /* the mount point */
+	}
+	if (key == FUSE_OPT_KEY_OPT) {
+		if (!strncmp(arg, "mode=", 5)) {
+			if (zlfs_disp_opts_set(&c->o.disp, "mode", arg + 5)) {
+				fprintf(stderr, "zlfs: mode must be zwl, nolock or zwp\n");
+				c->err = 1;
+			}
+			return 0;
+		}
+		if (!strncmp(arg, "sched_", 6)) {
+			char name[64];
+			const char *eq = strchr(arg, '=');
+			if (!eq || (size_t)(eq - arg - 6) >= sizeof(name)) {
+				fprintf(stderr, "zlfs: bad option %s\n", arg);
+				c->err = 1;
+				return 0;
+			}
+			memcpy(name, arg + 6, (size_t)(eq - arg - 6));
+			name[eq - arg - 6] = '\0';
+			if (zlfs_disp_opts_set(&c->o.disp, name, eq + 1) || !strcmp(name, "mode")) {
+				fprintf(stderr, "zlfs: bad dispatcher setting %s\n", arg);
+				c->err = 1;
+			}
+			return 0;
+		}
+		if (!strcmp(arg, "ro"))
+			c->o.ro = true;
+		return 1;
+	}
+	return 1;
+}
+
+static void usage(const char *prog)
+{
+	printf("usage: %s DEVICE MOUNTPOINT [-o OPTIONS] [-f] [-d]\n"
+	       "zlfs options: mode=zwl|nolock|zwp, sched_NAME=VALUE (dispatcher tunables), ro\n"
+	       "DEVICE is a device spec: /dev/..., an image path, or mem:OPTS (see README).\n",
+	       prog);
+}
+
+/* fsname for /proc/mounts: the spec as given, commas escaped for -o. */
+static char *fsname_opt(const char *spec)
+{
+	size_t n = strlen(spec);
+	char *s = malloc(2 * n + 16), *p;
+
+	if (!s)
+		return NULL;
+	p = s + sprintf(s, "fsname=");
+	for (size_t i = 0; i < n; i++) {
+		if (spec[i] == ',' || spec[i] == '\\')
+			*p++ = '\\';
+		*p++ = spec[i];
+	}
+	*p = '\0';
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fuse_cmdline_opts fopts;
+	struct cli c;
+	struct zlfs_sb *sbi = NULL;
+	struct fuse_session *se = NULL;
+	int status_fd = -1, ret = 1;
+	char err[256] = "";
+
+	memset(&c, 0, sizeof(c));
+	zlfs_disp_opts_default(&c.o.disp);
+	if (fuse_opt_parse(&args, &c, NULL, opt_proc) || c.err)
+		return 1;
+	if (fuse_parse_cmdline(&args, &fopts)) {
+		usage(argv[0]);
+		return 1;
+	}
+	if (fopts.show_help) {
+		usage(argv[0]);
+		fuse_lowlevel_help();
+		return 0;
+	}
+	if (fopts.show_version) {
+		printf("zlfs 0.1.0, FUSE %s\n", fuse_pkgversion());
+		return 0;
+	}
+	if (!c.device || !fopts.mountpoint) {
+		usage(argv[0]);
+		return 1;
+	}
+	char *fsn = fsname_opt(c.device);
+	if (!fsn || fuse_opt_add_arg(&args, "-o") || fuse_opt_add_arg(&args, fsn) ||
+	    fuse_opt_add_arg(&args, "-odefault_permissions"))
+		return 1;
+	free(fsn);
+
+	if (!fopts.foreground) {
+		int pfd[2];
+		if (pipe(pfd) < 0) {
+			perror("zlfs: pipe");
+			return 1;
+		}
+		pid_t pid = fork();
+		if (pid < 0) {
+			perror("zlfs: fork");
+			return 1;
+		}
+		if (pid > 0) {
+			char st = 1;
+			close(pfd[1]);
+			if (read(pfd[0], &st, 1) != 1)
+				st = 1;
+			return st;
+		}
+		close(pfd[0]);
+		status_fd = pfd[1];
+		setsid();
+	}
+
+	for (int tries = 0;; tries++) {
+		ret = zlfs_mount(c.device, &c.o, &sbi, err, sizeof(err));
+		if (ret != -EBUSY || tries >= 50)
+			break;
+		usleep(100000);    /* the previous daemon is still letting go */
+	}
+	if (ret) {
+		fprintf(stderr, "zlfs: cannot mount %s: %s\n", c.device,
+			err[0] ? err : zlfs_zdev_strerror(ret));
+		ret = 1;
+		goto out;
+	}
+	se = fuse_session_new(&args, &zlfs_ops, sizeof(zlfs_ops), sbi);
+	if (!se) {
+		ret = 1;
+		goto out_unmount;
+	}
+	if (fuse_set_signal_handlers(se) || fuse_session_mount(se, fopts.mountpoint)) {
+		ret = 1;
+		goto out_session;
+	}
+	if (status_fd >= 0) {
+		char st = 0;
+		if (write(status_fd, &st, 1) != 1)
+			perror("zlfs: status");
+		close(status_fd);
+		status_fd = -1;
+		int nul = open("/dev/null", O_RDWR);
+		if (nul >= 0) {
+			dup2(nul, 0);
+			dup2(nul, 1);
+			/* stderr stays: a crash or device error should leave a trace */
+			close(nul);
+		}
+		if (chdir("/"))
+			perror("zlfs: chdir");
+	}
+	if (fopts.singlethread) {
+		ret = fuse_session_loop(se);
+	} else {
+		struct fuse_loop_config *cfg = fuse_loop_cfg_create();
+		fuse_loop_cfg_set_clone_fd(cfg, 1);
+		fuse_loop_cfg_set_max_threads(cfg, 16);
+		ret = fuse_session_loop_mt(se, cfg);
+		fuse_loop_cfg_destroy(cfg);
+	}
+	fuse_session_unmount(se);
+	fuse_remove_signal_handlers(se);
+out_session:
+	fuse_session_destroy(se);
+out_unmount:
+	if (zlfs_unmount(sbi)) {
+		fprintf(stderr, "zlfs: the final checkpoint failed\n");
+		ret = 1;
+	}
+	sbi = NULL;
+out:
+	if (status_fd >= 0) {
+		char st = 1;
+		if (write(status_fd, &st, 1) != 1)
+			perror("zlfs: status");
+		close(status_fd);
+	}
+	free(fopts.mountpoint);
+	fuse_opt_free_args(&args);
+	return ret ? 1 : 0;
+}

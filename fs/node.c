@@ -1,0 +1,628 @@
+/*
+ * node.c - nodes: the NAT (nid -> block address), nid allocation, the
+ * node block cache, writing dirty nodes to the node logs, and the mapping
+ * of file blocks through F2FS's node tree.
+ *
+ * NAT state in memory: one entry per nid.  blkaddr NULL_ADDR = free nid;
+ * NEW_ADDR = allocated, its node only in the cache so far.  NAT blocks
+ * changed since the checkpoint are marked in nat_dirty and written, at the
+ * checkpoint, to the copy the last checkpoint does not use.
+ *
+ * A node is written only by zlfs_node_flush (at a checkpoint): it goes to
+ * a new block in its log, the old block is invalidated, the NAT entry
+ * follows.  Node tree (get_node_path): inode addresses, 2 direct nodes,
+ * 2 indirect nodes, 1 double indirect node; each node's footer records its
+ * offset in that tree (F2FS's numbering).
+ * All calls need sbi->lock.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zlfs.h"
+
+#define NODE_CACHE_MAX 65536   /* clean nodes kept past this are dropped at a checkpoint */
+
+/* ---- NAT ----------------------------------------------------------------------- */
+
+static void nat_mark_dirty(struct zlfs_sb *sbi, uint32_t nid)
+{
+	sbi->nat_dirty[nid / ZF_NAT_ENTRY_PER_BLOCK] = 1;
+	sbi->dirty = true;
+}
+
+static int nat_load(struct zlfs_sb *sbi, const struct zf_journal *nat_j)
+{
+	struct zf_nat_block *blk = malloc(ZF_BLKSIZE);
+	uint32_t nblocks = sbi->max_nid / ZF_NAT_ENTRY_PER_BLOCK;
+	int ret = 0;
+
+	if (!blk)
+		return -ENOMEM;
+	for (uint32_t b = 0; b < nblocks; b++) {
+		int copy = zf_msb_test(sbi->nat_bitmap, b);
+		if ((ret = zlfs_read_block(sbi, zf_nat_blkaddr(&sbi->lay, b * ZF_NAT_ENTRY_PER_BLOCK,
+							      copy), blk)))
+			break;
+		for (uint32_t k = 0; k < ZF_NAT_ENTRY_PER_BLOCK; k++) {
+			struct znat *n = &sbi->nat[b * ZF_NAT_ENTRY_PER_BLOCK + k];
+			n->ino = zf_le32_to_cpu(blk->entries[k].ino);
+			n->blkaddr = zf_le32_to_cpu(blk->entries[k].block_addr);
+			n->version = blk->entries[k].version;
+		}
+	}
+	free(blk);
+	if (ret)
+		return ret;
+	unsigned int cnt = zf_le16_to_cpu(nat_j->n_nats);
+	if (cnt > ZF_NAT_JOURNAL_ENTRIES)
+		return -ZLFS_EFSCORRUPTED;
+	for (unsigned int i = 0; i < cnt; i++) {
+		uint32_t nid = zf_le32_to_cpu(nat_j->nat_j.entries[i].nid);
+		if (nid >= sbi->max_nid)
+			return -ZLFS_EFSCORRUPTED;
+		struct znat *n = &sbi->nat[nid];
+		n->ino = zf_le32_to_cpu(nat_j->nat_j.entries[i].ne.ino);
+		n->blkaddr = zf_le32_to_cpu(nat_j->nat_j.entries[i].ne.block_addr);
+		n->version = nat_j->nat_j.entries[i].ne.version;
+		nat_mark_dirty(sbi, nid);   /* into the NAT block at the next checkpoint */
+	}
+	return 0;
+}
+
+int zlfs_node_build_from(struct zlfs_sb *sbi, const struct zf_journal *nat_j);
+int zlfs_node_build_from(struct zlfs_sb *sbi, const struct zf_journal *nat_j)
+{
+	sbi->max_nid = sbi->lay.max_nid;
+	sbi->nat = calloc(sbi->max_nid, sizeof(*sbi->nat));
+	sbi->nat_dirty = calloc(sbi->max_nid / ZF_NAT_ENTRY_PER_BLOCK + 1, 1);
+	sbi->node_hash_size = 65536;
+	sbi->node_hash = calloc(sbi->node_hash_size, sizeof(*sbi->node_hash));
+	if (!sbi->nat || !sbi->nat_dirty || !sbi->node_hash)
+		return -ENOMEM;
+	sbi->lru.lru_next = sbi->lru.lru_prev = &sbi->lru;
+	int ret = nat_load(sbi, nat_j);
+	if (ret)
+		return ret;
+	for (uint32_t nid = ZF_FIRST_FREE_NID; nid < sbi->max_nid; nid++) {
+		uint32_t a = sbi->nat[nid].blkaddr;
+		if (a != ZF_NULL_ADDR && a != ZF_NEW_ADDR && !zlfs_is_main_blkaddr(sbi, a)) {
+			fprintf(stderr, "zlfs: NAT entry of nid %u points outside the main area\n", nid);
+			return -ZLFS_EFSCORRUPTED;
+		}
+	}
+	if (sbi->next_free_nid < ZF_FIRST_FREE_NID || sbi->next_free_nid >= sbi->max_nid)
+		sbi->next_free_nid = ZF_FIRST_FREE_NID;
+	return 0;
+}
+
+int zlfs_node_build(struct zlfs_sb *sbi)
+{
+	(void)sbi;
+	return 0;
+}
+
+void zlfs_node_destroy(struct zlfs_sb *sbi)
+{
+	for (uint32_t h = 0; sbi->node_hash && h < sbi->node_hash_size; h++) {
+		struct znode *n = sbi->node_hash[h], *next;
+		for (; n; n = next) {
+			next = n->hnext;
+			free(n);
+		}
+	}
+	free(sbi->node_hash);
+	free(sbi->nat);
+	free(sbi->nat_dirty);
+	sbi->node_hash = NULL;
+	sbi->nat = NULL;
+	sbi->nat_dirty = NULL;
+}
+
+int zlfs_nid_alloc(struct zlfs_sb *sbi, uint32_t *nid)
+{
+	uint32_t range = sbi->max_nid - ZF_FIRST_FREE_NID;
+
+	for (uint32_t k = 0; k < range; k++) {
+		uint32_t n = ZF_FIRST_FREE_NID + (sbi->next_free_nid - ZF_FIRST_FREE_NID + k) % range;
+		if (sbi->nat[n].blkaddr == ZF_NULL_ADDR) {
+			sbi->nat[n].blkaddr = ZF_NEW_ADDR;
+			sbi->next_free_nid = n + 1 < sbi->max_nid ? n + 1 : ZF_FIRST_FREE_NID;
+			*nid = n;
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+/* ---- cache ------------------------------------------------------------------------- */
+
+static uint32_t nhash(const struct zlfs_sb *sbi, uint32_t nid)
+{
+	return (nid * 2654435761u) % sbi->node_hash_size;
+}
+
+static struct znode *cache_find(struct zlfs_sb *sbi, uint32_t nid)
+{
+	for (struct znode *n = sbi->node_hash[nhash(sbi, nid)]; n; n = n->hnext)
+		if (n->nid == nid)
+			return n;
+	return NULL;
+}
+
+static void lru_del(struct znode *n)
+{
+	n->lru_prev->lru_next = n->lru_next;
+	n->lru_next->lru_prev = n->lru_prev;
+}
+
+static void lru_front(struct zlfs_sb *sbi, struct znode *n)
+{
+	n->lru_next = sbi->lru.lru_next;
+	n->lru_prev = &sbi->lru;
+	sbi->lru.lru_next->lru_prev = n;
+	sbi->lru.lru_next = n;
+}
+
+static struct znode *cache_add(struct zlfs_sb *sbi, uint32_t nid)
+{
+	struct znode *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	n->nid = nid;
+	uint32_t h = nhash(sbi, nid);
+	n->hnext = sbi->node_hash[h];
+	sbi->node_hash[h] = n;
+	lru_front(sbi, n);
+	sbi->nr_nodes++;
+	return n;
+}
+
+static void cache_drop(struct zlfs_sb *sbi, struct znode *n)
+{
+	struct znode **pp = &sbi->node_hash[nhash(sbi, n->nid)];
+
+	while (*pp && *pp != n)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = n->hnext;
+	lru_del(n);
+	if (n->dirty)
+		sbi->nr_dirty_nodes--;
+	sbi->nr_nodes--;
+	free(n);
+}
+
+int zlfs_node_get(struct zlfs_sb *sbi, uint32_t nid, struct znode **out)
+{
+	struct znode *n;
+	int ret;
+
+	if (nid < ZF_FIRST_FREE_NID - 1 || nid >= sbi->max_nid)
+		return -ZLFS_EFSCORRUPTED;
+	if ((n = cache_find(sbi, nid))) {
+		lru_del(n);
+		lru_front(sbi, n);
+		*out = n;
+		return 0;
+	}
+	uint32_t addr = sbi->nat[nid].blkaddr;
+	if (addr == ZF_NULL_ADDR || addr == ZF_NEW_ADDR)
+		return -ZLFS_EFSCORRUPTED;   /* a pointer to a node that does not exist */
+	if (!(n = cache_add(sbi, nid)))
+		return -ENOMEM;
+	if ((ret = zlfs_read_block(sbi, addr, &n->blk))) {
+		cache_drop(sbi, n);
+		return ret;
+	}
+	if (zf_le32_to_cpu(n->blk.footer.nid) != nid) {
+		fprintf(stderr, "zlfs: node block %u holds nid %u, not %u\n", addr,
+			zf_le32_to_cpu(n->blk.footer.nid), nid);
+		cache_drop(sbi, n);
+		return -ZLFS_EFSCORRUPTED;
+	}
+	*out = n;
+	return 0;
+}
+
+void zlfs_node_dirty(struct zlfs_sb *sbi, struct znode *n)
+{
+	if (!n->dirty) {
+		n->dirty = true;
+		sbi->nr_dirty_nodes++;
+	}
+	sbi->dirty = true;
+}
+
+int zlfs_node_new(struct zlfs_sb *sbi, uint32_t nid, uint32_t ino, unsigned int ofs,
+		  struct znode **out)
+{
+	struct znode *n = cache_find(sbi, nid);
+
+	if (n)
+		return -EEXIST;
+	if (!(n = cache_add(sbi, nid)))
+		return -ENOMEM;
+	zf_node_set_footer(&n->blk, nid, ino, ofs, sbi->cp_ver, 0);
+	sbi->nat[nid].ino = ino;
+	sbi->nat[nid].blkaddr = ZF_NEW_ADDR;
+	nat_mark_dirty(sbi, nid);
+	sbi->valid_node_count++;
+	zlfs_node_dirty(sbi, n);
+	*out = n;
+	return 0;
+}
+
+void zlfs_node_remove(struct zlfs_sb *sbi, uint32_t nid)
+{
+	struct znode *n = cache_find(sbi, nid);
+	struct znat *e = &sbi->nat[nid];
+
+	if (n)
+		cache_drop(sbi, n);
+	if (e->blkaddr != ZF_NULL_ADDR) {
+		zlfs_invalidate_block(sbi, e->blkaddr);
+		sbi->valid_node_count--;
+	}
+	e->blkaddr = ZF_NULL_ADDR;
+	e->ino = 0;
+	e->version++;
+	nat_mark_dirty(sbi, nid);
+}
+
+/* Which node log a node goes to. */
+static unsigned int node_log(struct znode *n)
+{
+	unsigned int ofs = zf_node_ofs(&n->blk);
+	uint32_t nid = zf_le32_to_cpu(n->blk.footer.nid), ino = zf_le32_to_cpu(n->blk.footer.ino);
+
+	/* indirect nodes are cold; directories' nodes hot (F2FS's placement) */
+	if (nid != ino && ofs != 1 && ofs != 2 && ofs != ZF_XATTR_NODE_OFS) {
+		/* direct nodes below indirect ones have offsets that are not 3, 1022, 2041.. */
+		if (ofs == 3 || ofs == 4 + ZF_NIDS_PER_BLOCK || ofs == 5 + 2 * ZF_NIDS_PER_BLOCK ||
+		    (ofs > 5 + 2 * ZF_NIDS_PER_BLOCK &&
+		     (ofs - (6 + 2 * ZF_NIDS_PER_BLOCK)) % (ZF_NIDS_PER_BLOCK + 1) == 0))
+			return ZF_LOG_COLD_NODE;
+	}
+	return n->blk.footer.flag & zf_cpu_to_le32(1u << ZF_NODE_COLD_BIT) ? ZF_LOG_WARM_NODE
+									     : ZF_LOG_HOT_NODE;
+}
+
+/* Write one batch of dirty nodes; the buffers stay untouched until it completes. */
+int zlfs_write_nodes(struct zlfs_sb *sbi, struct znode **v, uint32_t n);
+
+int zlfs_node_flush(struct zlfs_sb *sbi)
+{
+	struct znode **v;
+	uint32_t cnt = 0;
+	int ret;
+
+	if (!sbi->nr_dirty_nodes)
+		return 0;
+	v = malloc(sbi->nr_dirty_nodes * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (struct znode *n = sbi->lru.lru_next; n != &sbi->lru; n = n->lru_next) {
+		if (!n->dirty)
+			continue;
+		uint32_t nid = n->nid, addr;
+		unsigned int log = node_log(n);
+		if ((ret = zlfs_alloc_block(sbi, log, nid, 0, sbi->nat[nid].version, &addr))) {
+			free(v);
+			return ret;
+		}
+		zlfs_invalidate_block(sbi, sbi->nat[nid].blkaddr);
+		sbi->nat[nid].blkaddr = addr;
+		nat_mark_dirty(sbi, nid);
+		n->blk.footer.cp_ver = zf_cpu_to_le64(sbi->cp_ver);
+		n->blk.footer.next_blkaddr = zf_cpu_to_le32(addr + 1);
+		v[cnt++] = n;
+	}
+	ret = zlfs_write_nodes(sbi, v, cnt);
+	if (!ret) {
+		for (uint32_t i = 0; i < cnt; i++)
+			v[i]->dirty = false;
+		sbi->nr_dirty_nodes = 0;
+	}
+	free(v);
+	return ret;
+}
+
+/* Write every dirty NAT block to its other copy (at a checkpoint). */
+int zlfs_nat_flush(struct zlfs_sb *sbi);
+int zlfs_nat_flush(struct zlfs_sb *sbi)
+{
+	struct zf_nat_block *blk = calloc(1, ZF_BLKSIZE);
+	uint32_t nblocks = sbi->max_nid / ZF_NAT_ENTRY_PER_BLOCK;
+	int ret = 0;
+
+	if (!blk)
+		return -ENOMEM;
+	for (uint32_t b = 0; b < nblocks; b++) {
+		if (!sbi->nat_dirty[b])
+			continue;
+		memset(blk, 0, ZF_BLKSIZE);
+		for (uint32_t k = 0; k < ZF_NAT_ENTRY_PER_BLOCK; k++) {
+			const struct znat *e = &sbi->nat[b * ZF_NAT_ENTRY_PER_BLOCK + k];
+			uint32_t a = e->blkaddr == ZF_NEW_ADDR ? ZF_NULL_ADDR : e->blkaddr;
+			blk->entries[k].version = e->version;
+			blk->entries[k].ino = zf_cpu_to_le32(a ? e->ino : 0);
+			blk->entries[k].block_addr = zf_cpu_to_le32(a);
+		}
+		int copy = !zf_msb_test(sbi->nat_bitmap, b);
+		if ((ret = zlfs_write_meta_block(sbi, zf_nat_blkaddr(&sbi->lay, b * ZF_NAT_ENTRY_PER_BLOCK,
+								    copy), blk)))
+			break;
+		if (copy)
+			zf_msb_set(sbi->nat_bitmap, b);
+		else
+			zf_msb_clear(sbi->nat_bitmap, b);
+		sbi->nat_dirty[b] = 0;
+	}
+	free(blk);
+	return ret;
+}
+
+void zlfs_node_shrink(struct zlfs_sb *sbi)
+{
+	struct znode *n = sbi->lru.lru_prev, *prev;
+
+	for (; n != &sbi->lru && sbi->nr_nodes > NODE_CACHE_MAX; n = prev) {
+		prev = n->lru_prev;
+		if (!n->dirty && !n->pins)
+			cache_drop(sbi, n);
+	}
+}
+
+/* ---- block mapping ------------------------------------------------------------------ */
+
+/* Addresses slots of the inode: after extra attributes, before inline xattrs. */
+static unsigned int inode_addrs(const struct zf_inode *ri, unsigned int *first)
+{
+	unsigned int extra = zf_extra_isize_words(ri);
+	unsigned int xattr = zf_inline_xattr_words(ri, false);
+	*first = extra;
+	return ZF_ADDRS_PER_INODE - extra - xattr;
+}
+
+uint32_t *zlfs_dnode_addrs(struct znode *dn, unsigned int *nr)
+{
+	if (zf_le32_to_cpu(dn->blk.footer.nid) == zf_le32_to_cpu(dn->blk.footer.ino) &&
+	    zf_node_ofs(&dn->blk) == 0) {
+		unsigned int first;
+		*nr = inode_addrs(&dn->blk.i, &first);
+		return &dn->blk.i.i_addr[first];
+	}
+	*nr = ZF_ADDRS_PER_BLOCK;
+	return dn->blk.dn.addr;
+}
+
+uint64_t zlfs_max_file_blocks(void)
+{
+	uint64_t b = ZF_ADDRS_PER_INODE - ZF_INLINE_XATTR_ADDRS;
+	b += 2ull * ZF_ADDRS_PER_BLOCK;
+	b += 2ull * ZF_ADDRS_PER_BLOCK * ZF_NIDS_PER_BLOCK;
+	b += (uint64_t)ZF_ADDRS_PER_BLOCK * ZF_NIDS_PER_BLOCK * ZF_NIDS_PER_BLOCK;
+	return b;
+}
+
+/*
+ * F2FS's get_node_path: for file block `block`, the slot index at each
+ * level (offset[]) and the node offsets of the nodes on the way (noffset[]).
+ * Returns the depth (0: in the inode), or -EFBIG.
+ */
+static int node_path(unsigned int direct_index, uint64_t block, unsigned int offset[4],
+		     unsigned int noffset[4])
+{
+	const uint64_t dblks = ZF_ADDRS_PER_BLOCK, dptrs = ZF_NIDS_PER_BLOCK;
+	const uint64_t iblks = dblks * dptrs, diblks = iblks * dptrs;
+
+	noffset[0] = 0;
+	if (block < direct_index) {
+		offset[0] = (unsigned int)block;
+		return 0;
+	}
+	block -= direct_index;
+	if (block < dblks) {
+		offset[0] = ZF_NODE_DIR1;
+		noffset[1] = 1;
+		offset[1] = (unsigned int)block;
+		return 1;
+	}
+	block -= dblks;
+	if (block < dblks) {
+		offset[0] = ZF_NODE_DIR2;
+		noffset[1] = 2;
+		offset[1] = (unsigned int)block;
+		return 1;
+	}
+	block -= dblks;
+	if (block < iblks) {
+		offset[0] = ZF_NODE_IND1;
+		noffset[1] = 3;
+		offset[1] = (unsigned int)(block / dblks);
+		noffset[2] = 4 + offset[1];
+		offset[2] = (unsigned int)(block % dblks);
+		return 2;
+	}
+	block -= iblks;
+	if (block < iblks) {
+		offset[0] = ZF_NODE_IND2;
+		noffset[1] = 4 + (unsigned int)dptrs;
+		offset[1] = (unsigned int)(block / dblks);
+		noffset[2] = 5 + (unsigned int)dptrs + offset[1];
+		offset[2] = (unsigned int)(block % dblks);
+		return 2;
+	}
+	block -= iblks;
+	if (block < diblks) {
+		offset[0] = ZF_NODE_DIND;
+		noffset[1] = 5 + (unsigned int)(dptrs * 2);
+		offset[1] = (unsigned int)(block / iblks);
+		noffset[2] = 6 + (unsigned int)(dptrs * 2) + offset[1] * (unsigned int)(dptrs + 1);
+		offset[2] = (unsigned int)((block / dblks) % dptrs);
+		noffset[3] = 7 + (unsigned int)(dptrs * 2) + offset[1] * (unsigned int)(dptrs + 1) +
+			     offset[2];
+		offset[3] = (unsigned int)(block % dblks);
+		return 3;
+	}
+	return -EFBIG;
+}
+
+/* Set the cold mark (WARM_NODE) on nodes of non-directories, as F2FS does. */
+static void set_node_cold(struct znode *n, bool cold)
+{
+	uint32_t f = zf_le32_to_cpu(n->blk.footer.flag);
+	f = cold ? f | (1u << ZF_NODE_COLD_BIT) : f & ~(1u << ZF_NODE_COLD_BIT);
+	n->blk.footer.flag = zf_cpu_to_le32(f);
+}
+
+int zlfs_get_dnode(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, bool alloc,
+		   struct znode **dn, unsigned int *ofs)
+{
+	unsigned int offset[4], noffset[4], first;
+	struct zf_inode *ri = zi_raw(zi);
+	unsigned int direct = inode_addrs(ri, &first);
+	int depth = node_path(direct, index, offset, noffset), ret;
+	struct znode *parent = zi->node, *child;
+	bool is_dir = S_ISDIR(zf_le16_to_cpu(ri->i_mode));
+
+	if (depth < 0)
+		return depth;
+	if (depth == 0) {
+		*dn = parent;
+		*ofs = offset[0];
+		return 0;
+	}
+	for (int level = 1; level <= depth; level++) {
+		zf_le32 *slot = level == 1 ? &parent->blk.i.i_nid[offset[0]]
+					   : &parent->blk.in.nid[offset[level - 1]];
+		uint32_t nid = zf_le32_to_cpu(*slot);
+		if (!nid) {
+			if (!alloc)
+				return -ENOENT;
+			if ((ret = zlfs_nid_alloc(sbi, &nid)))
+				return ret;
+			if ((ret = zlfs_node_new(sbi, nid, zi->ino, noffset[level], &child))) {
+				sbi->nat[nid].blkaddr = ZF_NULL_ADDR;
+				return ret;
+			}
+			set_node_cold(child, !is_dir);
+			*slot = zf_cpu_to_le32(nid);
+			zlfs_node_dirty(sbi, parent);
+			/* i_blocks counts node blocks too */
+			ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) + 1);
+			zlfs_node_dirty(sbi, zi->node);
+		} else if ((ret = zlfs_node_get(sbi, nid, &child))) {
+			return ret;
+		}
+		parent = child;
+	}
+	*dn = parent;
+	*ofs = offset[depth];
+	return 0;
+}
+
+/* ---- truncation ------------------------------------------------------------------- */
+
+static void free_data_slot(struct zlfs_sb *sbi, struct zinode *zi, zf_le32 *slot)
+{
+	uint32_t a = zf_le32_to_cpu(*slot);
+	struct zf_inode *ri = zi_raw(zi);
+
+	if (a == ZF_NULL_ADDR)
+		return;
+	if (a != ZF_NEW_ADDR)
+		zlfs_invalidate_block(sbi, a);
+	*slot = 0;
+	ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) - 1);
+}
+
+/*
+ * Free what node `nid` (at tree depth `depth`: 0 = direct node) maps from
+ * file block `from` on; `base` is the node's first file block.  Frees the
+ * node itself when nothing below it stays.  *gone says whether it did.
+ */
+static int trunc_node(struct zlfs_sb *sbi, struct zinode *zi, uint32_t nid, int depth,
+		      uint64_t base, uint64_t from, bool *gone)
+{
+	struct znode *n;
+	uint64_t span = ZF_ADDRS_PER_BLOCK;
+	bool all = from <= base, keep = false;
+	int ret;
+
+	*gone = false;
+	if ((ret = zlfs_node_get(sbi, nid, &n)))
+		return ret;
+	n->pins++;
+	for (int d = 0; d < depth; d++)
+		span *= ZF_NIDS_PER_BLOCK;
+	if (depth == 0) {
+		for (unsigned int i = 0; i < ZF_ADDRS_PER_BLOCK; i++) {
+			if (base + i >= from && n->blk.dn.addr[i]) {
+				free_data_slot(sbi, zi, &n->blk.dn.addr[i]);
+				zlfs_node_dirty(sbi, n);
+			}
+			keep |= n->blk.dn.addr[i] != 0;
+		}
+	} else {
+		uint64_t child_span = span / ZF_NIDS_PER_BLOCK;
+		for (unsigned int i = 0; i < ZF_NIDS_PER_BLOCK; i++) {
+			uint32_t c = zf_le32_to_cpu(n->blk.in.nid[i]);
+			uint64_t cbase = base + i * child_span;
+			if (c && cbase + child_span > from) {
+				bool cgone;
+				if ((ret = trunc_node(sbi, zi, c, depth - 1, cbase, from, &cgone))) {
+					n->pins--;
+					return ret;
+				}
+				if (cgone) {
+					n->blk.in.nid[i] = 0;
+					zlfs_node_dirty(sbi, n);
+				}
+			}
+			keep |= n->blk.in.nid[i] != 0;
+		}
+	}
+	n->pins--;
+	if (all || !keep) {
+		struct zf_inode *ri = zi_raw(zi);
+		zlfs_node_remove(sbi, nid);
+		ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) - 1);
+		*gone = true;
+	}
+	return 0;
+}
+
+int zlfs_truncate_blocks(struct zlfs_sb *sbi, struct zinode *zi, uint64_t from)
+{
+	struct zf_inode *ri = zi_raw(zi);
+	unsigned int first, direct = inode_addrs(ri, &first);
+	uint64_t base = direct;
+	static const int depth[ZF_NIDS_PER_INODE] = { 0, 0, 1, 1, 2 };
+	int ret;
+
+	if (!(ri->i_inline & ZF_INLINE_DATA) && !(ri->i_inline & ZF_INLINE_DENTRY)) {
+		for (unsigned int i = 0; i < direct; i++)
+			if (i >= from && ri->i_addr[first + i])
+				free_data_slot(sbi, zi, &ri->i_addr[first + i]);
+	}
+	for (int k = 0; k < ZF_NIDS_PER_INODE; k++) {
+		uint64_t span = ZF_ADDRS_PER_BLOCK;
+		for (int d = 0; d < depth[k]; d++)
+			span *= ZF_NIDS_PER_BLOCK;
+		uint32_t nid = zf_le32_to_cpu(ri->i_nid[k]);
+		if (nid && base + span > from) {
+			bool gone;
+			if ((ret = trunc_node(sbi, zi, nid, depth[k], base, from, &gone)))
+				return ret;
+			if (gone)
+				ri->i_nid[k] = 0;
+		}
+		base += span;
+	}
+	zlfs_node_dirty(sbi, zi->node);
+	return 0;
+}

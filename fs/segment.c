@@ -1,0 +1,410 @@
+/*
+ * segment.c - the main area: SIT (which blocks are valid), sections (one
+ * per zone), and the logs that append at zone write pointers.
+ *
+ * Invariants
+ *   - A log owns one section at a time and fills its segments strictly in
+ *     order up to the zone capacity; a block is never written twice
+ *     (log-structured, no in-place update, no SSR).
+ *   - A section is FREE only when its zone is empty: sections whose last
+ *     valid block went away since the checkpoint are PREFREE, and become
+ *     FREE (zone reset) only after the next checkpoint commits, so the
+ *     previous checkpoint's blocks stay readable until then.
+ *   - segs[i].valid == popcount(segs[i].map); secs[s].valid is the sum over
+ *     its segments; valid_block_count the sum over all sections.
+ * All calls need sbi->lock.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "zlfs.h"
+
+static uint32_t sec_of(const struct zlfs_sb *sbi, uint32_t segno)
+{
+	return segno / sbi->segs_per_sec;
+}
+
+bool zlfs_is_main_blkaddr(const struct zlfs_sb *sbi, uint32_t blkaddr)
+{
+	return blkaddr >= sbi->lay.main_blkaddr &&
+	       blkaddr < sbi->lay.main_blkaddr + sbi->lay.segment_count_main * ZF_BLKS_PER_SEG;
+}
+
+static bool sec_is_log(const struct zlfs_sb *sbi, uint32_t sec)
+{
+	for (int i = 0; i < ZF_NR_LOGS; i++)
+		if (sec_of(sbi, sbi->logs[i].segno) == sec)
+			return true;
+	return false;
+}
+
+/* ---- loading ---------------------------------------------------------------- */
+
+static void sit_load_entry(struct zlfs_sb *sbi, uint32_t segno, const struct zf_sit_entry *e)
+{
+	struct zseg *s = &sbi->segs[segno];
+
+	s->valid = (uint16_t)zf_sit_vblocks(e);
+	s->type = (uint8_t)zf_sit_type(e);
+	s->mtime = zf_le64_to_cpu(e->mtime);
+	memcpy(s->map, e->valid_map, sizeof(s->map));
+}
+
+/* Read the SIT (the live copy of each block) and overlay the CP's SIT journal. */
+static int sit_load(struct zlfs_sb *sbi, const struct zf_journal *sit_j)
+{
+	struct zf_sit_block *blk = malloc(ZF_BLKSIZE);
+	int ret = 0;
+
+	if (!blk)
+		return -ENOMEM;
+	for (uint32_t b = 0; b * ZF_SIT_ENTRY_PER_BLOCK < sbi->nr_segs; b++) {
+		int copy = zf_msb_test(sbi->sit_bitmap, b);
+		if ((ret = zlfs_read_block(sbi, zf_sit_blkaddr(&sbi->lay, b * ZF_SIT_ENTRY_PER_BLOCK,
+							      copy), blk)))
+			break;
+		for (uint32_t k = 0; k < ZF_SIT_ENTRY_PER_BLOCK; k++) {
+			uint32_t segno = b * ZF_SIT_ENTRY_PER_BLOCK + k;
+			if (segno >= sbi->nr_segs)
+				break;
+			sit_load_entry(sbi, segno, &blk->entries[k]);
+		}
+	}
+	free(blk);
+	if (ret)
+		return ret;
+	unsigned int n = zf_le16_to_cpu(sit_j->n_sits);
+	if (n > ZF_SIT_JOURNAL_ENTRIES)
+		return -ZLFS_EFSCORRUPTED;
+	for (unsigned int i = 0; i < n; i++) {
+		uint32_t segno = zf_le32_to_cpu(sit_j->sit_j.entries[i].segno);
+		if (segno >= sbi->nr_segs)
+			return -ZLFS_EFSCORRUPTED;
+		sit_load_entry(sbi, segno, &sit_j->sit_j.entries[i].se);
+		sbi->segs[segno].dirty = true;   /* written back to the SIT at the next CP */
+	}
+	return 0;
+}
+
+static unsigned int popcount_map(const uint8_t *map)
+{
+	unsigned int n = 0;
+	for (int i = 0; i < ZF_SIT_VBLOCK_MAP_SIZE; i++)
+		n += (unsigned int)__builtin_popcount(map[i]);
+	return n;
+}
+
+/*
+ * Build segment state from the SIT and the CP's SIT journal; the logs
+ * were already placed by checkpoint.c.
+ */
+int zlfs_seg_build(struct zlfs_sb *sbi, const struct zf_journal *sit_j)
+{
+	int ret;
+
+	sbi->nr_segs = sbi->lay.segment_count_main;
+	sbi->segs_per_sec = sbi->lay.segs_per_sec;
+	sbi->nr_secs = sbi->lay.section_count;
+	sbi->segs = calloc(sbi->nr_segs, sizeof(*sbi->segs));
+	sbi->secs = calloc(sbi->nr_secs, sizeof(*sbi->secs));
+	if (!sbi->segs || !sbi->secs)
+		return -ENOMEM;
+	if ((ret = sit_load(sbi, sit_j)))
+		return ret;
+	sbi->valid_block_count = 0;
+	for (uint32_t i = 0; i < sbi->nr_segs; i++) {
+		struct zseg *s = &sbi->segs[i];
+		uint32_t usable = zf_layout_usable_blocks(&sbi->lay, i);
+		if (popcount_map(s->map) != s->valid || s->valid > usable) {
+			fprintf(stderr, "zlfs: SIT entry of segment %u is inconsistent\n", i);
+			return -ZLFS_EFSCORRUPTED;
+		}
+		sbi->secs[sec_of(sbi, i)].valid += s->valid;
+		sbi->valid_block_count += s->valid;
+	}
+	sbi->free_secs = 0;
+	for (uint32_t s = 0; s < sbi->nr_secs; s++) {
+		if (sbi->secs[s].valid || sec_is_log(sbi, s)) {
+			sbi->secs[s].state = ZSEC_INUSE;
+		} else {
+			sbi->secs[s].state = ZSEC_FREE;
+			sbi->free_secs++;
+		}
+	}
+	return 0;
+}
+
+void zlfs_seg_destroy(struct zlfs_sb *sbi)
+{
+	free(sbi->segs);
+	free(sbi->secs);
+	sbi->segs = NULL;
+	sbi->secs = NULL;
+}
+
+/* ---- allocation ---------------------------------------------------------------- */
+
+static int write_ssa(struct zlfs_sb *sbi, struct zlog *l)
+{
+	return zlfs_write_meta_block(sbi, zf_ssa_blkaddr(&sbi->lay, l->segno), &l->sum);
+}
+
+static void log_start_segment(struct zlfs_sb *sbi, unsigned int log, uint32_t segno)
+{
+	struct zlog *l = &sbi->logs[log];
+
+	l->segno = segno;
+	l->blkoff = 0;
+	l->usable = zf_layout_usable_blocks(&sbi->lay, segno);
+	memset(&l->sum, 0, sizeof(l->sum));
+	l->sum.footer.entry_type = zf_log_is_node(log) ? ZF_SUM_TYPE_NODE : ZF_SUM_TYPE_DATA;
+	sbi->segs[segno].type = (uint8_t)log;
+	sbi->segs[segno].dirty = true;
+}
+
+/* Sections the data logs leave for node writes, so a checkpoint can always run. */
+#define NODE_RESERVE_SECS 2
+
+/* Give log `log` a new free section (its zone is empty). */
+static int log_new_section(struct zlfs_sb *sbi, unsigned int log)
+{
+	struct zlog *l = &sbi->logs[log];
+
+	if (!zf_log_is_node(log) && sbi->free_secs <= NODE_RESERVE_SECS)
+		return -ENOSPC;
+	for (uint32_t k = 0; k < sbi->nr_secs; k++) {
+		uint32_t s = (sbi->alloc_cursor + k) % sbi->nr_secs;
+		if (sbi->secs[s].state != ZSEC_FREE)
+			continue;
+		uint32_t old_sec = sec_of(sbi, l->segno);
+		sbi->secs[s].state = ZSEC_INUSE;
+		sbi->free_secs--;
+		sbi->alloc_cursor = s + 1;
+		log_start_segment(sbi, log, s * sbi->segs_per_sec);
+		/* the old section may have emptied while it was the log's */
+		if (!sbi->secs[old_sec].valid && !sec_is_log(sbi, old_sec) &&
+		    sbi->secs[old_sec].state == ZSEC_INUSE)
+			sbi->secs[old_sec].state = ZSEC_PREFREE;
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+/* Move log `log` to its next segment, or a new free section. */
+static int log_next_segment(struct zlfs_sb *sbi, unsigned int log)
+{
+	struct zlog *l = &sbi->logs[log];
+	int ret;
+
+	if ((ret = write_ssa(sbi, l)))
+		return ret;
+	uint32_t next = l->segno + 1;
+	if (next < sbi->nr_segs && sec_of(sbi, next) == sec_of(sbi, l->segno) &&
+	    zf_layout_usable_blocks(&sbi->lay, next)) {
+		log_start_segment(sbi, log, next);
+		return 0;
+	}
+	return log_new_section(sbi, log);
+}
+
+int zlfs_alloc_block(struct zlfs_sb *sbi, unsigned int log, uint32_t nid, uint16_t ofs,
+		     uint8_t version, uint32_t *blkaddr)
+{
+	struct zlog *l;
+	int ret;
+
+	log = zf_log_effective(sbi->log_mask, log);
+	l = &sbi->logs[log];
+	if (l->blkoff >= l->usable && (ret = log_next_segment(sbi, log)))
+		return ret;
+	struct zseg *s = &sbi->segs[l->segno];
+	uint32_t off = l->blkoff++;
+	*blkaddr = zf_seg_blkaddr(&sbi->lay, l->segno) + off;
+	l->sum.entries[off].nid = zf_cpu_to_le32(nid);
+	l->sum.entries[off].version = version;
+	l->sum.entries[off].ofs_in_node = zf_cpu_to_le16(ofs);
+	zf_msb_set(s->map, off);
+	s->valid++;
+	s->type = (uint8_t)log;
+	s->mtime = (uint64_t)time(NULL);
+	s->dirty = true;
+	sbi->secs[sec_of(sbi, l->segno)].valid++;
+	sbi->valid_block_count++;
+	sbi->dirty = true;
+	return 0;
+}
+
+void zlfs_invalidate_block(struct zlfs_sb *sbi, uint32_t blkaddr)
+{
+	if (blkaddr == ZF_NULL_ADDR || blkaddr == ZF_NEW_ADDR || !zlfs_is_main_blkaddr(sbi, blkaddr))
+		return;
+	uint32_t rel = blkaddr - sbi->lay.main_blkaddr;
+	uint32_t segno = rel / ZF_BLKS_PER_SEG, off = rel % ZF_BLKS_PER_SEG;
+	struct zseg *s = &sbi->segs[segno];
+	if (!zf_msb_test(s->map, off)) {
+		fprintf(stderr, "zlfs: freeing block %u twice\n", blkaddr);
+		return;
+	}
+	zf_msb_clear(s->map, off);
+	s->valid--;
+	s->dirty = true;
+	uint32_t sec = sec_of(sbi, segno);
+	sbi->secs[sec].valid--;
+	sbi->valid_block_count--;
+	sbi->dirty = true;
+	if (!sbi->secs[sec].valid && !sec_is_log(sbi, sec) && sbi->secs[sec].state == ZSEC_INUSE)
+		sbi->secs[sec].state = ZSEC_PREFREE;
+}
+
+uint64_t zlfs_free_user_blocks(const struct zlfs_sb *sbi)
+{
+	uint64_t used = sbi->valid_block_count;
+	return used >= sbi->user_block_count ? 0 : sbi->user_block_count - used;
+}
+
+/* ---- checkpoint support ------------------------------------------------------------ */
+
+static void sit_fill_entry(const struct zlfs_sb *sbi, uint32_t segno, struct zf_sit_entry *e)
+{
+	const struct zseg *s = &sbi->segs[segno];
+	zf_sit_set(e, s->type, s->valid);
+	memcpy(e->valid_map, s->map, sizeof(s->map));
+	e->mtime = zf_cpu_to_le64(s->mtime);
+}
+
+int zlfs_seg_flush(struct zlfs_sb *sbi)
+{
+	struct zf_sit_block *blk;
+	int ret = 0;
+
+	/* summaries of the open segments: the SSA is what fsck and GC read */
+	for (int i = 0; i < ZF_NR_LOGS; i++)
+		if ((ret = write_ssa(sbi, &sbi->logs[i])))
+			return ret;
+	blk = calloc(1, ZF_BLKSIZE);
+	if (!blk)
+		return -ENOMEM;
+	for (uint32_t b = 0; b * ZF_SIT_ENTRY_PER_BLOCK < sbi->nr_segs; b++) {
+		bool dirty = false;
+		uint32_t first = b * ZF_SIT_ENTRY_PER_BLOCK;
+		for (uint32_t k = 0; k < ZF_SIT_ENTRY_PER_BLOCK && first + k < sbi->nr_segs; k++)
+			dirty |= sbi->segs[first + k].dirty;
+		if (!dirty)
+			continue;
+		memset(blk, 0, ZF_BLKSIZE);
+		for (uint32_t k = 0; k < ZF_SIT_ENTRY_PER_BLOCK && first + k < sbi->nr_segs; k++)
+			sit_fill_entry(sbi, first + k, &blk->entries[k]);
+		/* write the copy the last checkpoint does not use, then point at it */
+		int copy = !zf_msb_test(sbi->sit_bitmap, b);
+		if ((ret = zlfs_write_meta_block(sbi, zf_sit_blkaddr(&sbi->lay, first, copy), blk)))
+			break;
+		if (copy)
+			zf_msb_set(sbi->sit_bitmap, b);
+		else
+			zf_msb_clear(sbi->sit_bitmap, b);
+		for (uint32_t k = 0; k < ZF_SIT_ENTRY_PER_BLOCK && first + k < sbi->nr_segs; k++)
+			sbi->segs[first + k].dirty = false;
+	}
+	free(blk);
+	return ret;
+}
+
+/* After a checkpoint committed: prefree sections are free; reset their zones. */
+void zlfs_seg_after_cp(struct zlfs_sb *sbi)
+{
+	for (uint32_t s = 0; s < sbi->nr_secs; s++) {
+		if (sbi->secs[s].state != ZSEC_PREFREE)
+			continue;
+		if (sbi->secs[s].valid || sec_is_log(sbi, s)) {
+			sbi->secs[s].state = ZSEC_INUSE;
+			continue;
+		}
+		uint32_t zone = sbi->lay.main_zone + s;
+		if (sbi->lay.zoned) {
+			int ret = zlfs_disp_zone_mgmt(sbi->disp, ZLFS_ZM_RESET, zone);
+			if (ret) {
+				fprintf(stderr, "zlfs: reset of zone %u failed: %s\n", zone,
+					zlfs_zdev_strerror(ret));
+				continue;     /* stays prefree; tried again next time */
+			}
+		}
+		for (uint32_t i = 0; i < sbi->segs_per_sec; i++)
+			sbi->segs[s * sbi->segs_per_sec + i].mtime = 0;
+		sbi->secs[s].state = ZSEC_FREE;
+		sbi->free_secs++;
+	}
+}
+
+/*
+ * At mount: make every zone agree with the SIT.  A log whose zone's write
+ * pointer is not where the checkpoint says (writes after the checkpoint,
+ * or an unclean stop) moves to a fresh section, and its old zone is
+ * finished or reset.  Other zones: nothing valid -> reset; valid blocks
+ * but still open -> finish, so no zone stays active without a log.
+ */
+int zlfs_seg_fix_zones(struct zlfs_sb *sbi, bool clean)
+{
+	struct zlfs_zone z;
+	uint32_t nr;
+	int ret;
+
+	if (!sbi->lay.zoned)
+		return 0;
+	for (int i = 0; i < ZF_NR_LOGS; i++) {
+		struct zlog *l = &sbi->logs[i];
+		uint32_t sec = sec_of(sbi, l->segno);
+		nr = 1;
+		if ((ret = zlfs_disp_report(sbi->disp, sbi->lay.main_zone + sec, &z, &nr)))
+			return ret;
+		uint64_t expect = (uint64_t)(zf_seg_blkaddr(&sbi->lay, l->segno) + l->blkoff) * ZF_BLKSIZE;
+		(void)clean;
+		if (z.wp == expect && z.cond != ZLFS_ZC_FULL)
+			continue;
+		/* writes landed past the checkpoint: start over in a fresh section;
+		 * the old one keeps its valid blocks and is finished below */
+		uint32_t old = sec;
+		if ((ret = write_ssa(sbi, l)) || (ret = log_new_section(sbi, (unsigned int)i)))
+			return ret;
+		if (sbi->secs[old].valid == 0)
+			sbi->secs[old].state = ZSEC_PREFREE;
+	}
+	for (uint32_t s = 0; s < sbi->nr_secs; s++) {
+		if (sec_is_log(sbi, s))
+			continue;
+		nr = 1;
+		if ((ret = zlfs_disp_report(sbi->disp, sbi->lay.main_zone + s, &z, &nr)))
+			return ret;
+		if (z.cond == ZLFS_ZC_OFFLINE || z.cond == ZLFS_ZC_RDONLY)
+			continue;
+		if (!sbi->secs[s].valid && z.cond != ZLFS_ZC_EMPTY) {
+			if ((ret = zlfs_disp_zone_mgmt(sbi->disp, ZLFS_ZM_RESET, sbi->lay.main_zone + s)))
+				return ret;
+			if (sbi->secs[s].state == ZSEC_PREFREE) {
+				sbi->secs[s].state = ZSEC_FREE;
+				sbi->free_secs++;
+			}
+		} else if (sbi->secs[s].valid && z.cond != ZLFS_ZC_FULL) {
+			if ((ret = zlfs_disp_zone_mgmt(sbi->disp, ZLFS_ZM_FINISH, sbi->lay.main_zone + s)))
+				return ret;
+		}
+	}
+	/* the log zones: a fresh section's zone must be empty */
+	for (int i = 0; i < ZF_NR_LOGS; i++) {
+		struct zlog *l = &sbi->logs[i];
+		uint32_t sec = sec_of(sbi, l->segno);
+		nr = 1;
+		if ((ret = zlfs_disp_report(sbi->disp, sbi->lay.main_zone + sec, &z, &nr)))
+			return ret;
+		uint64_t expect = (uint64_t)(zf_seg_blkaddr(&sbi->lay, l->segno) + l->blkoff) * ZF_BLKSIZE;
+		if (z.wp != expect) {
+			fprintf(stderr, "zlfs: log %d: zone %u write pointer 0x%llx, expected 0x%llx\n", i,
+				sbi->lay.main_zone + sec, (unsigned long long)z.wp,
+				(unsigned long long)expect);
+			return -ZLFS_EFSCORRUPTED;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,425 @@
+/*
+ * super.c - mount and unmount, and the block I/O helpers of the layers
+ * above the dispatcher.
+ *
+ * Mount: open the device and a dispatcher; read the first valid
+ * superblock; refuse features zlfs does not support (naming them); take
+ * the layout from the superblock (so images made by mkfs.f2fs mount too);
+ * load the checkpoint, NAT and SIT; free orphans; make the zones agree
+ * with the SIT.  Unmount: a checkpoint with the UMOUNT flag.
+ *
+ * Every write zlfs issues carries ZLFS_BIO_NO_ZWL (the request flag of the
+ * series, set here where the filesystem makes its write requests).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "zlfs.h"
+
+int zlfs_cp_orphans(struct zlfs_sb *sbi, uint32_t **inos, uint32_t *n);
+
+void zlfs_set_fatal(struct zlfs_sb *sbi, int err)
+{
+	if (!sbi->fatal) {
+		fprintf(stderr, "zlfs: %s: device error (%s): read-only from now on\n",
+			zlfs_zdev_spec(sbi->dev), zlfs_zdev_strerror(err));
+		sbi->fatal = err ? err : -EIO;
+	}
+}
+
+int zlfs_read_block(struct zlfs_sb *sbi, uint32_t blkaddr, void *buf)
+{
+	if ((uint64_t)blkaddr >= zf_le64_to_cpu(sbi->sb.block_count))
+		return -ZLFS_EFSCORRUPTED;
+	return zlfs_disp_rw(sbi->disp, ZLFS_OP_READ, buf, ZF_BLKSIZE,
+			    (uint64_t)blkaddr * ZF_BLKSIZE, 0, NULL);
+}
+
+/* Metadata in the conventional area: written in place. */
+int zlfs_write_meta_block(struct zlfs_sb *sbi, uint32_t blkaddr, const void *buf)
+{
+	int ret;
+
+	if (sbi->fatal)
+		return -EROFS;
+	ret = zlfs_disp_rw(sbi->disp, ZLFS_OP_WRITE, (void *)buf, ZF_BLKSIZE,
+			   (uint64_t)blkaddr * ZF_BLKSIZE, ZLFS_BIO_NO_ZWL, NULL);
+	if (ret)
+		zlfs_set_fatal(sbi, ret);
+	return ret;
+}
+
+/* ---- batches of asynchronous writes --------------------------------------------- */
+
+struct batch {
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
+	uint32_t left;
+	int err;
+};
+
+struct batch_bio {
+	struct zlfs_bio bio;
+	struct batch *b;
+};
+
+static void batch_end(struct zlfs_bio *bio)
+{
+	struct batch_bio *bb = (struct batch_bio *)bio;
+	struct batch *b = bb->b;
+
+	pthread_mutex_lock(&b->lock);
+	if (bio->result && !b->err)
+		b->err = bio->result;
+	if (!--b->left)
+		pthread_cond_signal(&b->cv);
+	pthread_mutex_unlock(&b->lock);
+}
+
+struct zlfs_wbatch {
+	struct batch b;
+	uint32_t n;
+	struct batch_bio v[];
+};
+
+/*
+ * Submit n block writes (bufs[i] to addrs[i]) in array order, which
+ * callers make each log's allocation order; call with sbi->lock held so no
+ * other write of the same log slips in between.  NULL only without memory.
+ */
+struct zlfs_wbatch *zlfs_write_submit(struct zlfs_sb *sbi, void *const *bufs,
+				      const uint32_t *addrs, uint32_t n);
+struct zlfs_wbatch *zlfs_write_submit(struct zlfs_sb *sbi, void *const *bufs,
+				      const uint32_t *addrs, uint32_t n)
+{
+	struct zlfs_wbatch *wb = calloc(1, sizeof(*wb) + n * sizeof(struct batch_bio));
+
+	if (!wb)
+		return NULL;
+	pthread_mutex_init(&wb->b.lock, NULL);
+	pthread_cond_init(&wb->b.cv, NULL);
+	wb->n = n;
+	wb->b.left = n;
+	if (sbi->fatal) {
+		wb->b.err = -EROFS;
+		wb->b.left = 0;
+		return wb;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct zlfs_bio *bio = &wb->v[i].bio;
+		wb->v[i].b = &wb->b;
+		bio->op = ZLFS_OP_WRITE;
+		bio->prio = ZLFS_PRIO_BE;
+		bio->flags = ZLFS_BIO_NO_ZWL;
+		bio->off = (uint64_t)addrs[i] * ZF_BLKSIZE;
+		bio->buf = bufs[i];
+		bio->len = ZF_BLKSIZE;
+		bio->end = batch_end;
+		int ret = zlfs_disp_submit(sbi->disp, bio);
+		if (ret) {
+			pthread_mutex_lock(&wb->b.lock);
+			if (!wb->b.err)
+				wb->b.err = ret;
+			wb->b.left -= n - i;
+			pthread_mutex_unlock(&wb->b.lock);
+			break;
+		}
+	}
+	return wb;
+}
+
+/* Wait for a batch (the lock need not be held) and free it. */
+int zlfs_write_wait(struct zlfs_sb *sbi, struct zlfs_wbatch *wb);
+int zlfs_write_wait(struct zlfs_sb *sbi, struct zlfs_wbatch *wb)
+{
+	int err;
+
+	if (!wb)
+		return -ENOMEM;
+	pthread_mutex_lock(&wb->b.lock);
+	while (wb->b.left)
+		pthread_cond_wait(&wb->b.cv, &wb->b.lock);
+	err = wb->b.err;
+	pthread_mutex_unlock(&wb->b.lock);
+	pthread_mutex_destroy(&wb->b.lock);
+	pthread_cond_destroy(&wb->b.cv);
+	free(wb);
+	if (err)
+		zlfs_set_fatal(sbi, err);
+	return err;
+}
+
+/* Write n blocks and wait (sbi->lock held throughout). */
+int zlfs_write_blocks(struct zlfs_sb *sbi, void *const *bufs, const uint32_t *addrs, uint32_t n);
+int zlfs_write_blocks(struct zlfs_sb *sbi, void *const *bufs, const uint32_t *addrs, uint32_t n)
+{
+	if (!n)
+		return 0;
+	return zlfs_write_wait(sbi, zlfs_write_submit(sbi, bufs, addrs, n));
+}
+
+int zlfs_write_nodes(struct zlfs_sb *sbi, struct znode **v, uint32_t n);
+int zlfs_write_nodes(struct zlfs_sb *sbi, struct znode **v, uint32_t n)
+{
+	void **bufs = calloc(n ? n : 1, sizeof(*bufs));
+	uint32_t *addrs = calloc(n ? n : 1, sizeof(*addrs));
+	int ret;
+
+	if (!bufs || !addrs) {
+		free(bufs);
+		free(addrs);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		bufs[i] = &v[i]->blk;
+		addrs[i] = sbi->nat[v[i]->nid].blkaddr;
+	}
+	ret = zlfs_write_blocks(sbi, bufs, addrs, n);
+	free(bufs);
+	free(addrs);
+	return ret;
+}
+
+/* ---- superblock ------------------------------------------------------------------- */
+
+static const struct { uint32_t bit; const char *name; } feature_names[] = {
+	{ ZF_FEAT_ENCRYPT, "encrypt" },
+	{ ZF_FEAT_ATOMIC_WRITE, "atomic_write" },
+	{ ZF_FEAT_EXTRA_ATTR, "extra_attr" },
+	{ ZF_FEAT_PRJQUOTA, "project_quota" },
+	{ ZF_FEAT_INODE_CHKSUM, "inode_checksum" },
+	{ ZF_FEAT_FLEXIBLE_INLINE_XATTR, "flexible_inline_xattr" },
+	{ ZF_FEAT_QUOTA_INO, "quota" },
+	{ ZF_FEAT_INODE_CRTIME, "inode_crtime" },
+	{ ZF_FEAT_LOST_FOUND, "lost_found" },
+	{ ZF_FEAT_VERITY, "verity" },
+	{ ZF_FEAT_CASEFOLD, "casefold" },
+	{ ZF_FEAT_COMPRESSION, "compression" },
+	{ ZF_FEAT_RO, "readonly" },
+};
+
+static int read_super(struct zlfs_sb *sbi, char *err, size_t errlen)
+{
+	uint8_t *blk = malloc(ZF_BLKSIZE);
+	int ret = -EINVAL;
+
+	if (!blk)
+		return -ENOMEM;
+	for (uint32_t b = 0; b < 2; b++) {
+		int r = zlfs_disp_rw(sbi->disp, ZLFS_OP_READ, blk, ZF_BLKSIZE,
+				     (uint64_t)b * ZF_BLKSIZE, 0, NULL);
+		if (r) {
+			ret = r;
+			continue;
+		}
+		struct zf_super *sb = (struct zf_super *)(blk + ZF_SUPER_OFFSET);
+		if (zf_le32_to_cpu(sb->magic) != ZF_SUPER_MAGIC)
+			continue;
+		if ((zf_le32_to_cpu(sb->feature) & ZF_FEAT_SB_CHKSUM) &&
+		    (zf_le32_to_cpu(sb->checksum_offset) != ZF_SB_CHKSUM_OFFSET ||
+		     zf_super_crc(sb) != zf_le32_to_cpu(sb->crc)))
+			continue;
+		if (zf_le32_to_cpu(sb->log_blocksize) != ZF_BLKSIZE_BITS ||
+		    zf_le32_to_cpu(sb->log_blocks_per_seg) != ZF_LOG_BLKS_PER_SEG) {
+			snprintf(err, errlen, "block or segment size zlfs does not support");
+			free(blk);
+			return -EINVAL;
+		}
+		memcpy(&sbi->sb, sb, sizeof(*sb));
+		ret = 0;
+		break;
+	}
+	free(blk);
+	if (ret) {
+		snprintf(err, errlen, "no F2FS superblock (run mkfs.zlfs)");
+		return ret;
+	}
+	uint32_t feat = zf_le32_to_cpu(sbi->sb.feature);
+	for (size_t i = 0; i < sizeof(feature_names) / sizeof(feature_names[0]); i++) {
+		if (feat & feature_names[i].bit) {
+			snprintf(err, errlen, "the filesystem uses the F2FS feature '%s', which zlfs "
+				 "does not support", feature_names[i].name);
+			return -EOPNOTSUPP;
+		}
+	}
+	if (feat & ~(ZF_FEATURES_KNOWN)) {
+		snprintf(err, errlen, "the filesystem uses unknown F2FS features 0x%x",
+			 feat & ~ZF_FEATURES_KNOWN);
+		return -EOPNOTSUPP;
+	}
+	if (zf_le32_to_cpu(sbi->sb.sit_blkaddr) == 0 ||
+	    zf_le32_to_cpu(sbi->sb.root_ino) != ZF_ROOT_INO) {
+		snprintf(err, errlen, "superblock is damaged");
+		return -ZLFS_EFSCORRUPTED;
+	}
+	return 0;
+}
+
+/* The layout as the superblock records it (mkfs.f2fs's choices included). */
+static int layout_from_super(struct zlfs_sb *sbi, char *err, size_t errlen)
+{
+	const struct zf_super *sb = &sbi->sb;
+	const struct zlfs_zdev_geom *g = zlfs_zdev_geom(sbi->dev);
+	struct zf_layout *l = &sbi->lay;
+
+	memset(l, 0, sizeof(*l));
+	l->dev_bytes = g->size;
+	l->sector_size = g->lbs;
+	l->nr_zones = g->nr_zones;
+	l->nr_conv = g->nr_conv;
+	l->zone_blocks = (uint32_t)(g->zone_size / ZF_BLKSIZE);
+	l->zone_cap_blocks = (uint32_t)(g->zone_cap / ZF_BLKSIZE);
+	l->segs_per_sec = zf_le32_to_cpu(sb->segs_per_sec);
+	l->secs_per_zone = zf_le32_to_cpu(sb->secs_per_zone);
+	l->block_count = zf_le64_to_cpu(sb->block_count);
+	l->segment0_blkaddr = zf_le32_to_cpu(sb->segment0_blkaddr);
+	l->sit_blkaddr = zf_le32_to_cpu(sb->sit_blkaddr);
+	l->nat_blkaddr = zf_le32_to_cpu(sb->nat_blkaddr);
+	l->ssa_blkaddr = zf_le32_to_cpu(sb->ssa_blkaddr);
+	l->main_blkaddr = zf_le32_to_cpu(sb->main_blkaddr);
+	l->segment_count = zf_le32_to_cpu(sb->segment_count);
+	l->segment_count_ckpt = zf_le32_to_cpu(sb->segment_count_ckpt);
+	l->segment_count_sit = zf_le32_to_cpu(sb->segment_count_sit);
+	l->segment_count_nat = zf_le32_to_cpu(sb->segment_count_nat);
+	l->segment_count_ssa = zf_le32_to_cpu(sb->segment_count_ssa);
+	l->segment_count_main = zf_le32_to_cpu(sb->segment_count_main);
+	l->section_count = zf_le32_to_cpu(sb->section_count);
+	l->cp_payload = zf_le32_to_cpu(sb->cp_payload);
+	l->sit_blocks = l->segment_count_sit / 2 * ZF_BLKS_PER_SEG;
+	l->max_nid = l->segment_count_nat / 2 * ZF_BLKS_PER_SEG * ZF_NAT_ENTRY_PER_BLOCK;
+	if (!l->segs_per_sec || l->section_count * l->segs_per_sec != l->segment_count_main ||
+	    l->block_count * ZF_BLKSIZE > g->size ||
+	    (uint64_t)l->main_blkaddr + (uint64_t)l->segment_count_main * ZF_BLKS_PER_SEG >
+		    l->block_count) {
+		snprintf(err, errlen, "superblock geometry does not fit the device");
+		return -EINVAL;
+	}
+	bool blkzoned = zf_le32_to_cpu(sb->feature) & ZF_FEAT_BLKZONED;
+	l->zoned = blkzoned && g->zoned;
+	if (blkzoned && g->zoned) {
+		uint64_t sec_bytes = (uint64_t)l->segs_per_sec * ZF_SEG_BYTES;
+		if (sec_bytes != g->zone_size || (uint64_t)l->main_blkaddr * ZF_BLKSIZE % g->zone_size) {
+			snprintf(err, errlen, "sections do not match the device's zones");
+			return -EINVAL;
+		}
+		l->main_zone = (uint32_t)((uint64_t)l->main_blkaddr * ZF_BLKSIZE / g->zone_size);
+		if (l->main_zone < g->nr_conv) {
+			snprintf(err, errlen, "main area starts in conventional zones");
+			return -EINVAL;
+		}
+		l->usable_segs_per_sec = (l->zone_cap_blocks + ZF_BLKS_PER_SEG - 1) / ZF_BLKS_PER_SEG;
+		l->usable_blks_last_seg = l->zone_cap_blocks - (l->usable_segs_per_sec - 1) * ZF_BLKS_PER_SEG;
+	} else if (g->zoned && (uint64_t)l->main_blkaddr * ZF_BLKSIZE >=
+			       (uint64_t)g->nr_conv * g->zone_size) {
+		snprintf(err, errlen, "an F2FS volume without the blkzoned feature on a zoned device");
+		return -EINVAL;
+	} else {
+		l->usable_segs_per_sec = l->segs_per_sec;
+		l->usable_blks_last_seg = ZF_BLKS_PER_SEG;
+	}
+	l->usable_main_segs = l->section_count * l->usable_segs_per_sec;
+	return 0;
+}
+
+static void sb_free(struct zlfs_sb *sbi)
+{
+	zlfs_inode_release_all(sbi);
+	zlfs_node_destroy(sbi);
+	zlfs_seg_destroy(sbi);
+	free(sbi->cp_blk);
+	free(sbi->ino_hash);
+	if (sbi->disp)
+		zlfs_disp_destroy(sbi->disp);
+	if (sbi->dev)
+		zlfs_zdev_close(sbi->dev);
+	pthread_mutex_destroy(&sbi->lock);
+	pthread_cond_destroy(&sbi->io_cv);
+	free(sbi);
+}
+
+int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out, char *err,
+	       size_t errlen)
+{
+	struct zlfs_sb *sbi = calloc(1, sizeof(*sbi));
+	struct zlfs_disp_opts dopts;
+	uint32_t *orph = NULL, norph = 0;
+	int ret;
+
+	if (!sbi)
+		return -ENOMEM;
+	pthread_mutex_init(&sbi->lock, NULL);
+	pthread_cond_init(&sbi->io_cv, NULL);
+	sbi->ro = o && o->ro;
+	if ((ret = zlfs_zdev_open(spec, &sbi->dev))) {
+		snprintf(err, errlen, "%s", zlfs_zdev_errmsg());
+		sbi->dev = NULL;
+		goto fail;
+	}
+	if (o)
+		dopts = o->disp;
+	else
+		zlfs_disp_opts_default(&dopts);
+	if ((ret = zlfs_disp_create(sbi->dev, &dopts, &sbi->disp))) {
+		snprintf(err, errlen, "cannot start the I/O dispatcher: %s", strerror(-ret));
+		goto fail;
+	}
+	if (zlfs_zdev_geom(sbi->dev)->lbs > ZF_BLKSIZE) {
+		snprintf(err, errlen, "logical block size above 4096");
+		ret = -EINVAL;
+		goto fail;
+	}
+	if ((ret = read_super(sbi, err, errlen)) || (ret = layout_from_super(sbi, err, errlen)))
+		goto fail;
+	sbi->ino_hash_size = 4096;
+	sbi->ino_hash = calloc(sbi->ino_hash_size, sizeof(*sbi->ino_hash));
+	if (!sbi->ino_hash) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	if ((ret = zlfs_cp_load(sbi))) {
+		snprintf(err, errlen, "cannot load the checkpoint: %s", zlfs_zdev_strerror(ret));
+		goto fail;
+	}
+	bool clean = zf_le32_to_cpu(((struct zf_checkpoint *)sbi->cp_blk)->ckpt_flags) &
+		     ZF_CP_UMOUNT_FLAG;
+	if (!sbi->ro) {
+		if ((ret = zlfs_seg_fix_zones(sbi, clean))) {
+			snprintf(err, errlen, "cannot bring the zones in line with the checkpoint: %s",
+				 zlfs_zdev_strerror(ret));
+			goto fail;
+		}
+		if ((ret = zlfs_cp_orphans(sbi, &orph, &norph)) ||
+		    (ret = zlfs_orphan_recover(sbi, orph, norph))) {
+			snprintf(err, errlen, "cannot free orphan inodes: %s", zlfs_zdev_strerror(ret));
+			free(orph);
+			goto fail;
+		}
+		free(orph);
+		/* a new checkpoint, not flagged clean: a crash from here on is unclean */
+		if ((ret = zlfs_checkpoint(sbi, false))) {
+			snprintf(err, errlen, "cannot write a checkpoint: %s", zlfs_zdev_strerror(ret));
+			goto fail;
+		}
+	}
+	*out = sbi;
+	return 0;
+fail:
+	sb_free(sbi);
+	return ret;
+}
+
+int zlfs_unmount(struct zlfs_sb *sbi)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&sbi->lock);
+	zlfs_inode_release_all(sbi);
+	if (!sbi->ro && !sbi->fatal)
+		ret = zlfs_checkpoint(sbi, true);
+	pthread_mutex_unlock(&sbi->lock);
+	sb_free(sbi);
+	return ret;
+}

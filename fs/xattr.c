@@ -1,0 +1,434 @@
+/*
+ * xattr.c - extended attributes in F2FS's format, and POSIX ACLs.
+ *
+ * An inode's xattrs are one buffer: the inline area (when the inode has
+ * INLINE_XATTR: the last ZF_INLINE_XATTR_ADDRS words of i_addr) followed
+ * by the xattr node (i_xattr_nid, ZF_XATTR_NODE_BYTES).  It starts with a
+ * zf_xattr_header; entries follow, 4-byte aligned, and a zero word ends
+ * them.  Names are stored without their prefix, which e_name_index gives.
+ *
+ * ACLs: the system.posix_acl_{access,default} values arrive from FUSE in
+ * the kernel's xattr form (version 2, 8-byte entries) and are stored in
+ * F2FS's (version 1, 4-byte entries for the owner/group/mask/other tags),
+ * so the kernel F2FS driver and f2fs-tools read what zlfs writes.
+ * All calls need sbi->lock.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/xattr.h>
+
+#include "zlfs.h"
+
+#define BUF_MAX (ZF_INLINE_XATTR_ADDRS * 4 + ZF_XATTR_NODE_BYTES)
+
+static const struct { const char *prefix; uint8_t index; } prefixes[] = {
+	{ "user.", ZF_XATTR_INDEX_USER },
+	{ "trusted.", ZF_XATTR_INDEX_TRUSTED },
+	{ "security.", ZF_XATTR_INDEX_SECURITY },
+};
+
+#define ACL_ACCESS  "system.posix_acl_access"
+#define ACL_DEFAULT "system.posix_acl_default"
+
+/* Split a full name into index and stored name. */
+static int split_name(const char *name, uint8_t *index, const char **suffix)
+{
+	if (!strcmp(name, ACL_ACCESS)) {
+		*index = ZF_XATTR_INDEX_POSIX_ACL_ACCESS;
+		*suffix = "";
+		return 0;
+	}
+	if (!strcmp(name, ACL_DEFAULT)) {
+		*index = ZF_XATTR_INDEX_POSIX_ACL_DEFAULT;
+		*suffix = "";
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		size_t pl = strlen(prefixes[i].prefix);
+		if (!strncmp(name, prefixes[i].prefix, pl)) {
+			if (!name[pl])
+				return -EINVAL;
+			*index = prefixes[i].index;
+			*suffix = name + pl;
+			return strlen(*suffix) > 255 ? -ERANGE : 0;
+		}
+	}
+	return -EOPNOTSUPP;
+}
+
+static const char *index_prefix(uint8_t index)
+{
+	switch (index) {
+	case ZF_XATTR_INDEX_USER: return "user.";
+	case ZF_XATTR_INDEX_TRUSTED: return "trusted.";
+	case ZF_XATTR_INDEX_SECURITY: return "security.";
+	case ZF_XATTR_INDEX_POSIX_ACL_ACCESS: return ACL_ACCESS;
+	case ZF_XATTR_INDEX_POSIX_ACL_DEFAULT: return ACL_DEFAULT;
+	default: return NULL;
+	}
+}
+
+static unsigned int inline_bytes(const struct zf_inode *ri)
+{
+	return (ri->i_inline & ZF_INLINE_XATTR) ? ZF_INLINE_XATTR_ADDRS * 4 : 0;
+}
+
+static uint8_t *inline_area(struct zf_inode *ri)
+{
+	return (uint8_t *)&ri->i_addr[ZF_ADDRS_PER_INODE - ZF_INLINE_XATTR_ADDRS];
+}
+
+/* Load the xattr buffer (zeroed if there is none); *len its capacity. */
+static int load(struct zlfs_sb *sbi, struct zinode *zi, uint8_t *buf, unsigned int *cap)
+{
+	struct zf_inode *ri = zi_raw(zi);
+	unsigned int ib = inline_bytes(ri);
+	uint32_t xnid = zf_le32_to_cpu(ri->i_xattr_nid);
+	int ret;
+
+	memset(buf, 0, BUF_MAX);
+	if (ib)
+		memcpy(buf, inline_area(ri), ib);
+	if (xnid) {
+		struct znode *n;
+		if ((ret = zlfs_node_get(sbi, xnid, &n)))
+			return ret;
+		memcpy(buf + ib, n->blk.xattr, ZF_XATTR_NODE_BYTES);
+	}
+	*cap = ib + ZF_XATTR_NODE_BYTES;
+	return 0;
+}
+
+struct xent {
+	struct zf_xattr_entry *e;
+	unsigned int off;
+};
+
+/* Entries start after the header; stop at a zero word or the end. */
+static struct zf_xattr_entry *first_entry(uint8_t *buf)
+{
+	return (struct zf_xattr_entry *)(buf + sizeof(struct zf_xattr_header));
+}
+
+static bool is_last(const struct zf_xattr_entry *e, const uint8_t *buf, unsigned int cap)
+{
+	return (const uint8_t *)e + 4 > buf + cap || !*(const uint32_t *)e;
+}
+
+static struct zf_xattr_entry *next_entry(struct zf_xattr_entry *e)
+{
+	return (struct zf_xattr_entry *)((uint8_t *)e +
+					 zf_xattr_entry_size(e->e_name_len, zf_le16_to_cpu(e->e_value_size)));
+}
+
+static struct zf_xattr_entry *find(uint8_t *buf, unsigned int cap, uint8_t index, const char *name)
+{
+	size_t nl = strlen(name);
+
+	for (struct zf_xattr_entry *e = first_entry(buf); !is_last(e, buf, cap); e = next_entry(e)) {
+		if ((uint8_t *)e + zf_xattr_entry_size(e->e_name_len, zf_le16_to_cpu(e->e_value_size)) >
+		    buf + cap)
+			return NULL;
+		if (e->e_name_index == index && e->e_name_len == nl && !memcmp(e->e_name, name, nl))
+			return e;
+	}
+	return NULL;
+}
+
+static unsigned int used_bytes(uint8_t *buf, unsigned int cap)
+{
+	struct zf_xattr_entry *e = first_entry(buf);
+	while (!is_last(e, buf, cap))
+		e = next_entry(e);
+	return (unsigned int)((uint8_t *)e - buf);
+}
+
+/* Store the buffer back: inline part, then the xattr node (made or freed). */
+static int store(struct zlfs_sb *sbi, struct zinode *zi, uint8_t *buf, unsigned int cap)
+{
+	struct zf_inode *ri = zi_raw(zi);
+	unsigned int ib = inline_bytes(ri);
+	uint32_t xnid = zf_le32_to_cpu(ri->i_xattr_nid);
+	bool empty = is_last(first_entry(buf), buf, cap);
+	struct znode *n;
+	int ret;
+
+	struct zf_xattr_header *h = (struct zf_xattr_header *)buf;
+	h->h_magic = zf_cpu_to_le32(ZF_XATTR_MAGIC);
+	h->h_refcount = zf_cpu_to_le32(1);
+	if (ib)
+		memcpy(inline_area(ri), buf, ib);
+	bool need_node = !empty && used_bytes(buf, cap) + 4 > ib;
+	if (need_node) {
+		if (!xnid) {
+			if ((ret = zlfs_nid_alloc(sbi, &xnid)))
+				return ret;
+			if ((ret = zlfs_node_new(sbi, xnid, zi->ino, ZF_XATTR_NODE_OFS, &n))) {
+				sbi->nat[xnid].blkaddr = ZF_NULL_ADDR;
+				return ret;
+			}
+			ri->i_xattr_nid = zf_cpu_to_le32(xnid);
+			ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) + 1);
+		} else if ((ret = zlfs_node_get(sbi, xnid, &n))) {
+			return ret;
+		}
+		memcpy(n->blk.xattr, buf + ib, ZF_XATTR_NODE_BYTES);
+		zlfs_node_dirty(sbi, n);
+	} else if (xnid) {
+		zlfs_node_remove(sbi, xnid);
+		ri->i_xattr_nid = 0;
+		ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) - 1);
+	}
+	zlfs_node_dirty(sbi, zi->node);
+	return 0;
+}
+
+/* ---- ACL conversion ------------------------------------------------------------------ */
+
+#define VFS_ACL_VERSION 2
+#define F2FS_ACL_VERSION 1
+#define ACL_USER_OBJ 0x01
+#define ACL_USER     0x02
+#define ACL_GROUP_OBJ 0x04
+#define ACL_GROUP    0x08
+#define ACL_MASK     0x10
+#define ACL_OTHER    0x20
+
+static bool tag_has_id(uint16_t tag)
+{
+	return tag == ACL_USER || tag == ACL_GROUP;
+}
+
+/* Kernel xattr form -> F2FS form. */
+static int acl_to_disk(const void *in, size_t len, uint8_t *out, size_t *olen)
+{
+	const uint8_t *p = in;
+	size_t o = 4;
+
+	if (len < 4 || (len - 4) % 8 || zf_le32_to_cpu(*(const uint32_t *)p) != VFS_ACL_VERSION)
+		return -EINVAL;
+	*(uint32_t *)out = zf_cpu_to_le32(F2FS_ACL_VERSION);
+	for (size_t i = 4; i < len; i += 8) {
+		uint16_t tag = zf_le16_to_cpu(*(const uint16_t *)(p + i));
+		if (!(tag & (ACL_USER_OBJ | ACL_USER | ACL_GROUP_OBJ | ACL_GROUP | ACL_MASK | ACL_OTHER)))
+			return -EINVAL;
+		memcpy(out + o, p + i, 4);   /* tag, perm */
+		o += 4;
+		if (tag_has_id(tag)) {
+			memcpy(out + o, p + i + 4, 4);
+			o += 4;
+		}
+	}
+	*olen = o;
+	return 0;
+}
+
+/* F2FS form -> kernel xattr form; *olen the needed size. */
+static int acl_from_disk(const uint8_t *in, size_t len, uint8_t *out, size_t cap, size_t *olen)
+{
+	size_t o = 4;
+
+	if (len < 4 || zf_le32_to_cpu(*(const uint32_t *)in) != F2FS_ACL_VERSION)
+		return -ZLFS_EFSCORRUPTED;
+	for (size_t i = 4; i < len; ) {
+		if (i + 4 > len)
+			return -ZLFS_EFSCORRUPTED;
+		uint16_t tag = zf_le16_to_cpu(*(const uint16_t *)(in + i));
+		if (out && o + 8 <= cap) {
+			memcpy(out + o, in + i, 4);
+			if (tag_has_id(tag) && i + 8 <= len)
+				memcpy(out + o + 4, in + i + 4, 4);
+			else
+				*(uint32_t *)(out + o + 4) = zf_cpu_to_le32(0xffffffffu);
+		}
+		i += tag_has_id(tag) ? 8 : 4;
+		o += 8;
+	}
+	if (out && cap >= 4)
+		*(uint32_t *)out = zf_cpu_to_le32(VFS_ACL_VERSION);
+	*olen = o;
+	return 0;
+}
+
+/* ---- API ------------------------------------------------------------------------------ */
+
+int zlfs_xattr_get(struct zlfs_sb *sbi, struct zinode *zi, const char *name, void *out,
+		   size_t size, size_t *len)
+{
+	uint8_t *buf = malloc(BUF_MAX);
+	const char *suffix;
+	uint8_t index;
+	unsigned int cap;
+	int ret;
+
+	if (!buf)
+		return -ENOMEM;
+	if ((ret = split_name(name, &index, &suffix)) || (ret = load(sbi, zi, buf, &cap)))
+		goto out;
+	struct zf_xattr_entry *e = find(buf, cap, index, suffix);
+	if (!e) {
+		ret = -ENODATA;
+		goto out;
+	}
+	const uint8_t *val = (const uint8_t *)e->e_name + e->e_name_len;
+	size_t vlen = zf_le16_to_cpu(e->e_value_size);
+	if (index == ZF_XATTR_INDEX_POSIX_ACL_ACCESS || index == ZF_XATTR_INDEX_POSIX_ACL_DEFAULT) {
+		if ((ret = acl_from_disk(val, vlen, size ? out : NULL, size, len)))
+			goto out;
+		if (size && *len > size)
+			ret = -ERANGE;
+		goto out;
+	}
+	*len = vlen;
+	if (size) {
+		if (vlen > size)
+			ret = -ERANGE;
+		else
+			memcpy(out, val, vlen);
+	}
+out:
+	free(buf);
+	return ret;
+}
+
+int zlfs_xattr_set(struct zlfs_sb *sbi, struct zinode *zi, const char *name,
+		   const void *value, size_t size, int flags)
+{
+	uint8_t *buf = malloc(BUF_MAX), *acl = NULL;
+	const char *suffix;
+	uint8_t index;
+	unsigned int cap;
+	int ret;
+
+	if (!buf)
+		return -ENOMEM;
+	if ((ret = split_name(name, &index, &suffix)) || (ret = load(sbi, zi, buf, &cap)))
+		goto out;
+	if (index == ZF_XATTR_INDEX_POSIX_ACL_ACCESS || index == ZF_XATTR_INDEX_POSIX_ACL_DEFAULT) {
+		size_t alen;
+		acl = malloc(size + 4);
+		if (!acl) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		if ((ret = acl_to_disk(value, size, acl, &alen)))
+			goto out;
+		value = acl;
+		size = alen;
+	}
+	if (size > 0xffff) {
+		ret = -E2BIG;
+		goto out;
+	}
+	struct zf_xattr_entry *e = find(buf, cap, index, suffix);
+	if (e && (flags & XATTR_CREATE)) {
+		ret = -EEXIST;
+		goto out;
+	}
+	if (!e && (flags & XATTR_REPLACE)) {
+		ret = -ENODATA;
+		goto out;
+	}
+	if (e) {   /* remove the old entry, closing the gap */
+		unsigned int esz = zf_xattr_entry_size(e->e_name_len, zf_le16_to_cpu(e->e_value_size));
+		unsigned int end = used_bytes(buf, cap);
+		uint8_t *p = (uint8_t *)e;
+		memmove(p, p + esz, end - (unsigned int)(p - buf) - esz);
+		memset(buf + end - esz, 0, esz);
+	}
+	size_t nl = strlen(suffix);
+	unsigned int need = zf_xattr_entry_size((unsigned int)nl, (unsigned int)size);
+	unsigned int end = used_bytes(buf, cap);
+	if (end + need + 4 > cap) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	e = (struct zf_xattr_entry *)(buf + end);
+	e->e_name_index = index;
+	e->e_name_len = (uint8_t)nl;
+	e->e_value_size = zf_cpu_to_le16((uint16_t)size);
+	memcpy(e->e_name, suffix, nl);
+	memcpy(e->e_name + nl, value, size);
+	ret = store(sbi, zi, buf, cap);
+	if (!ret)
+		zlfs_inode_touch(zi, false, true, false);
+out:
+	free(acl);
+	free(buf);
+	return ret;
+}
+
+int zlfs_xattr_remove(struct zlfs_sb *sbi, struct zinode *zi, const char *name)
+{
+	uint8_t *buf = malloc(BUF_MAX);
+	const char *suffix;
+	uint8_t index;
+	unsigned int cap;
+	int ret;
+
+	if (!buf)
+		return -ENOMEM;
+	if ((ret = split_name(name, &index, &suffix)) || (ret = load(sbi, zi, buf, &cap)))
+		goto out;
+	struct zf_xattr_entry *e = find(buf, cap, index, suffix);
+	if (!e) {
+		ret = -ENODATA;
+		goto out;
+	}
+	unsigned int esz = zf_xattr_entry_size(e->e_name_len, zf_le16_to_cpu(e->e_value_size));
+	unsigned int end = used_bytes(buf, cap);
+	uint8_t *p = (uint8_t *)e;
+	memmove(p, p + esz, end - (unsigned int)(p - buf) - esz);
+	memset(buf + end - esz, 0, esz);
+	ret = store(sbi, zi, buf, cap);
+	if (!ret)
+		zlfs_inode_touch(zi, false, true, false);
+out:
+	free(buf);
+	return ret;
+}
+
+int zlfs_xattr_list(struct zlfs_sb *sbi, struct zinode *zi, char *out, size_t size, size_t *len)
+{
+	uint8_t *buf = malloc(BUF_MAX);
+	unsigned int cap;
+	size_t n = 0;
+	int ret;
+
+	if (!buf)
+		return -ENOMEM;
+	if ((ret = load(sbi, zi, buf, &cap)))
+		goto out;
+	for (struct zf_xattr_entry *e = first_entry(buf); !is_last(e, buf, cap); e = next_entry(e)) {
+		const char *pre = index_prefix(e->e_name_index);
+		if (!pre)
+			continue;
+		bool acl = e->e_name_index == ZF_XATTR_INDEX_POSIX_ACL_ACCESS ||
+			   e->e_name_index == ZF_XATTR_INDEX_POSIX_ACL_DEFAULT;
+		size_t pl = strlen(pre), nl = acl ? 0 : e->e_name_len;
+		if (size && n + pl + nl + 1 <= size) {
+			memcpy(out + n, pre, pl);
+			memcpy(out + n + pl, e->e_name, nl);
+			out[n + pl + nl] = '\0';
+		}
+		n += pl + nl + 1;
+	}
+	*len = n;
+	if (size && n > size)
+		ret = -ERANGE;
+out:
+	free(buf);
+	return ret;
+}
+
+void zlfs_xattr_free(struct zlfs_sb *sbi, struct zinode *zi)
+{
+	struct zf_inode *ri = zi_raw(zi);
+	uint32_t xnid = zf_le32_to_cpu(ri->i_xattr_nid);
+
+	if (xnid) {
+		zlfs_node_remove(sbi, xnid);
+		ri->i_xattr_nid = 0;
+	}
+}

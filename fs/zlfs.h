@@ -1,0 +1,280 @@
+/*
+ * zlfs.h - the filesystem's in-memory state and the calls between its files.
+ *
+ * Layers (top to bottom):
+ *   fuse_ops.c   FUSE low-level operations; the only place errors become replies
+ *   namei.c      create, link, unlink, rename, mkdir, rmdir, symlink, mknod
+ *   file.c       read, write, truncate, fallocate on file blocks
+ *   dir.c        F2FS hashed directories (and inline dentries), readdir
+ *   xattr.c      extended attributes and POSIX ACLs in F2FS's formats
+ *   inode.c      in-memory inodes: lookup counts, orphans, eviction
+ *   node.c       NAT, nid allocation, node block cache, block mapping
+ *   segment.c    SIT, the logs (multi-head logging at zone write pointers), SSA
+ *   checkpoint.c checkpoint read and write, orphan list
+ *   super.c      mount and unmount
+ *   blk/         the dispatcher and the zoned device
+ *
+ * Locking: one mutex, sbi->lock, guards every structure here.  Every FUSE
+ * operation takes it.  It is dropped only while waiting for data I/O
+ * (file.c), which is safe because main-area blocks are never reused
+ * before the next checkpoint, and the checkpoint waits for every read and
+ * write in flight (sbi->io_inflight).  Writes are allocated and submitted
+ * under the lock, so each log's writes reach the dispatcher in LBA order.
+ *
+ * Units: block addresses are 4 KiB blocks from the start of the device
+ * (F2FS's blkaddr); segment numbers count main-area segments from 0.
+ */
+#ifndef ZLFS_FS_H
+#define ZLFS_FS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "zlfs/disp.h"
+#include "zlfs/f2fs_format.h"
+#include "zlfs/f2fs_layout.h"
+#include "zlfs/zdev.h"
+
+#define ZLFS_EFSCORRUPTED EUCLEAN
+
+struct zlfs_sb;
+
+/* ---- node cache (node.c) ---- */
+struct znode {
+	uint32_t nid;
+	uint32_t hnext_idx;      /* unused; hash chain below */
+	struct znode *hnext;
+	struct znode *lru_prev, *lru_next;
+	bool dirty;
+	int pins;                /* >0: must stay cached (inode nodes of live inodes) */
+	/* aligned, so pointers to its packed little-endian words are aligned too */
+	struct zf_node blk __attribute__((aligned(16)));
+};
+
+/* ---- in-memory inode (inode.c) ---- */
+struct zinode {
+	uint32_t ino;
+	struct zinode *hnext;
+	uint64_t nlookup;        /* FUSE lookup count */
+	uint32_t nopen;          /* open file handles */
+	bool orphan;             /* on the orphan list: unlinked, still referenced */
+	struct znode *node;      /* its inode block, pinned */
+};
+
+static inline struct zf_inode *zi_raw(struct zinode *zi)
+{
+	return &zi->node->blk.i;
+}
+
+/* ---- logs (segment.c) ---- */
+struct zlog {
+	uint32_t segno;          /* current segment, main-relative */
+	uint32_t blkoff;         /* next block in it */
+	uint32_t usable;         /* usable blocks in this segment */
+	struct zf_summary_block sum;   /* summary of the current segment */
+	bool active;
+};
+
+struct zseg {
+	uint16_t valid;          /* valid blocks */
+	uint8_t type;            /* log that wrote it */
+	bool dirty;              /* SIT entry to write at the next checkpoint */
+	uint64_t mtime;
+	uint8_t map[ZF_SIT_VBLOCK_MAP_SIZE];
+};
+
+struct zsec {
+	uint32_t valid;          /* valid blocks in the section */
+	uint8_t state;           /* ZSEC_* */
+	bool ssa_dirty;
+};
+enum { ZSEC_FREE = 0, ZSEC_INUSE, ZSEC_PREFREE };
+
+/* ---- NAT (node.c) ---- */
+struct znat {
+	uint32_t ino;
+	uint32_t blkaddr;
+	uint8_t version;
+};
+
+struct zlfs_opts {
+	uint8_t mode;                    /* dispatcher ordering */
+	struct zlfs_disp_opts disp;
+	bool ro;
+};
+
+struct zlfs_sb {
+	pthread_mutex_t lock;
+	struct zlfs_zdev *dev;
+	struct zlfs_disp *disp;
+	struct zf_layout lay;
+	struct zf_super sb;
+	int fatal;                       /* != 0: a device error made us read-only */
+	bool ro;
+
+	/* checkpoint */
+	uint64_t cp_ver;                 /* version of the last committed checkpoint */
+	int cp_pack;                     /* 0 or 1: where the last one lives */
+	uint8_t *cp_blk;                 /* head block (+ payload) of the last checkpoint */
+	uint32_t cp_payload;
+	uint8_t *sit_bitmap, *nat_bitmap;/* which copy of each SIT / NAT block is live */
+	uint32_t sit_bitmap_bytes, nat_bitmap_bytes;
+	uint64_t user_block_count;
+	uint32_t rsvd_segs, ovp_segs;
+	unsigned int log_mask;
+	bool dirty;                      /* anything changed since the checkpoint */
+
+	/* NAT */
+	struct znat *nat;
+	uint32_t max_nid;
+	uint8_t *nat_dirty;              /* one byte per NAT block */
+	uint32_t next_free_nid;          /* allocation cursor */
+	uint32_t valid_node_count, valid_inode_count;
+
+	/* SIT, sections, logs */
+	struct zseg *segs;
+	struct zsec *secs;
+	uint32_t nr_segs, nr_secs, segs_per_sec;
+	uint32_t free_secs;
+	uint64_t valid_block_count;
+	struct zlog logs[ZF_NR_LOGS];
+	uint32_t alloc_cursor;           /* where to look for the next free section */
+
+	/* node cache */
+	struct znode **node_hash;
+	uint32_t node_hash_size, nr_nodes, nr_dirty_nodes;
+	struct znode lru;                /* list head, most recent first */
+
+	/* inodes */
+	struct zinode **ino_hash;
+	uint32_t ino_hash_size;
+	uint32_t nr_orphans;
+
+	/* I/O in flight with the lock dropped (file.c) */
+	uint32_t io_inflight;
+	pthread_cond_t io_cv;
+
+	uint64_t cp_count;
+};
+
+/* ---- super.c ---- */
+int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out, char *err,
+	       size_t errlen);
+int zlfs_unmount(struct zlfs_sb *sbi);
+void zlfs_set_fatal(struct zlfs_sb *sbi, int err);
+
+/* ---- device helpers (super.c) ---- */
+int zlfs_read_block(struct zlfs_sb *sbi, uint32_t blkaddr, void *buf);
+int zlfs_write_meta_block(struct zlfs_sb *sbi, uint32_t blkaddr, const void *buf);
+
+/* ---- checkpoint.c ---- */
+int zlfs_cp_load(struct zlfs_sb *sbi);
+int zlfs_checkpoint(struct zlfs_sb *sbi, bool umount);
+
+/* ---- segment.c ---- */
+int zlfs_seg_build(struct zlfs_sb *sbi, const struct zf_journal *sit_j);
+void zlfs_seg_destroy(struct zlfs_sb *sbi);
+/* Next block of log `log` for a block owned by (nid, ofs); 0 or -ENOSPC. */
+int zlfs_alloc_block(struct zlfs_sb *sbi, unsigned int log, uint32_t nid, uint16_t ofs,
+		     uint8_t version, uint32_t *blkaddr);
+/* The block at blkaddr no longer holds anything. */
+void zlfs_invalidate_block(struct zlfs_sb *sbi, uint32_t blkaddr);
+bool zlfs_is_main_blkaddr(const struct zlfs_sb *sbi, uint32_t blkaddr);
+/* Write the SIT, SSA of open segments; free and reset prefree sections (at CP). */
+int zlfs_seg_flush(struct zlfs_sb *sbi);
+void zlfs_seg_after_cp(struct zlfs_sb *sbi);
+uint64_t zlfs_free_user_blocks(const struct zlfs_sb *sbi);
+/* Reset zones that hold nothing and fix logs after mount. */
+int zlfs_seg_fix_zones(struct zlfs_sb *sbi, bool clean);
+
+/* ---- node.c ---- */
+int zlfs_node_build(struct zlfs_sb *sbi);
+void zlfs_node_destroy(struct zlfs_sb *sbi);
+/* Get node nid into the cache (reading it if needed). */
+int zlfs_node_get(struct zlfs_sb *sbi, uint32_t nid, struct znode **out);
+/* A fresh zeroed node for nid (of inode ino, at offset ofs in its tree). */
+int zlfs_node_new(struct zlfs_sb *sbi, uint32_t nid, uint32_t ino, unsigned int ofs,
+		  struct znode **out);
+void zlfs_node_dirty(struct zlfs_sb *sbi, struct znode *n);
+/* Drop node nid: its block becomes invalid, its nid free. */
+void zlfs_node_remove(struct zlfs_sb *sbi, uint32_t nid);
+int zlfs_nid_alloc(struct zlfs_sb *sbi, uint32_t *nid);
+/* Write every dirty node to the node logs (before a checkpoint). */
+int zlfs_node_flush(struct zlfs_sb *sbi);
+void zlfs_node_shrink(struct zlfs_sb *sbi);
+/*
+ * Block mapping.  Find the slot holding file block `index` of inode zi:
+ * *dn is the node (inode or direct node) and *ofs the slot in it.  With
+ * alloc, missing nodes are created; without, -ENOENT for a hole.
+ */
+int zlfs_get_dnode(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, bool alloc,
+		   struct znode **dn, unsigned int *ofs);
+uint32_t *zlfs_dnode_addrs(struct znode *dn, unsigned int *nr);
+/* Free every block and node of zi from file block `from` on. */
+int zlfs_truncate_blocks(struct zlfs_sb *sbi, struct zinode *zi, uint64_t from);
+uint64_t zlfs_max_file_blocks(void);
+
+/* ---- inode.c ---- */
+int zlfs_iget(struct zlfs_sb *sbi, uint32_t ino, struct zinode **out);
+/* New inode: allocates a nid, fills mode/uid/gid/times, links 1 (2 for dirs). */
+int zlfs_inode_new(struct zlfs_sb *sbi, mode_t mode, uid_t uid, gid_t gid, uint32_t pino,
+		   struct zinode **out);
+void zlfs_inode_dirty(struct zlfs_sb *sbi, struct zinode *zi);
+void zlfs_inode_stat(struct zlfs_sb *sbi, struct zinode *zi, struct stat *st);
+void zlfs_inode_touch(struct zinode *zi, bool m, bool c, bool a);
+/* Drop `n` lookups; the inode is freed when unlinked and unused. */
+void zlfs_iput(struct zlfs_sb *sbi, struct zinode *zi, uint64_t n);
+/* The last link went away: free now or when the last user goes. */
+int zlfs_inode_unlinked(struct zlfs_sb *sbi, struct zinode *zi);
+void zlfs_inode_release_all(struct zlfs_sb *sbi);
+int zlfs_orphan_recover(struct zlfs_sb *sbi, const uint32_t *inos, uint32_t n);
+uint32_t zlfs_orphan_list(struct zlfs_sb *sbi, uint32_t *inos, uint32_t max);
+uint8_t zlfs_ftype(mode_t mode);
+
+/* ---- file.c ---- */
+int zlfs_file_read(struct zlfs_sb *sbi, struct zinode *zi, char *buf, size_t len, uint64_t off,
+		   size_t *got);
+int zlfs_file_write(struct zlfs_sb *sbi, struct zinode *zi, const char *buf, size_t len,
+		    uint64_t off);
+int zlfs_file_truncate(struct zlfs_sb *sbi, struct zinode *zi, uint64_t size);
+int zlfs_file_fallocate(struct zlfs_sb *sbi, struct zinode *zi, int mode, uint64_t off,
+			uint64_t len);
+/* Read block `index` of a file (directories too) into buf (zeros for a hole). */
+int zlfs_read_file_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, void *buf);
+/* Write a whole block of a file at a new address (directory blocks). */
+int zlfs_write_file_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index,
+			  const void *buf, unsigned int log);
+int zlfs_convert_inline(struct zlfs_sb *sbi, struct zinode *zi);
+
+/* ---- dir.c ---- */
+int zlfs_dir_lookup(struct zlfs_sb *sbi, struct zinode *dir, const char *name, size_t len,
+		    uint32_t *ino, uint8_t *ftype);
+int zlfs_dir_add(struct zlfs_sb *sbi, struct zinode *dir, const char *name, size_t len,
+		 uint32_t ino, uint8_t ftype);
+int zlfs_dir_remove(struct zlfs_sb *sbi, struct zinode *dir, const char *name, size_t len);
+/* Point an existing entry at another inode (rename over a target). */
+int zlfs_dir_set(struct zlfs_sb *sbi, struct zinode *dir, const char *name, size_t len,
+		 uint32_t ino, uint8_t ftype);
+int zlfs_dir_init(struct zlfs_sb *sbi, struct zinode *dir, uint32_t parent);
+bool zlfs_dir_is_empty(struct zlfs_sb *sbi, struct zinode *dir);
+/*
+ * Entries from position pos (an opaque cookie, 0 = start): emit returns
+ * non-zero to stop (the entry is then not consumed).
+ */
+int zlfs_dir_iterate(struct zlfs_sb *sbi, struct zinode *dir, uint64_t pos,
+		     int (*emit)(void *ctx, const char *name, size_t len, uint32_t ino,
+				 uint8_t ftype, uint64_t next_pos), void *ctx);
+
+/* ---- xattr.c ---- */
+int zlfs_xattr_get(struct zlfs_sb *sbi, struct zinode *zi, const char *name, void *buf,
+		   size_t size, size_t *len);
+int zlfs_xattr_set(struct zlfs_sb *sbi, struct zinode *zi, const char *name,
+		   const void *value, size_t size, int flags);
+int zlfs_xattr_list(struct zlfs_sb *sbi, struct zinode *zi, char *buf, size_t size,
+		    size_t *len);
+int zlfs_xattr_remove(struct zlfs_sb *sbi, struct zinode *zi, const char *name);
+void zlfs_xattr_free(struct zlfs_sb *sbi, struct zinode *zi);
+
+#endif
