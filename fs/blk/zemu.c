@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -852,6 +853,69 @@ fail:
 	return ret;
 }
 
+/* Hold the image for this process alone. */
+static int lock_image(int fd, const char *path)
+{
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int ret = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		zdev_set_errmsg("%s: in use by another process", path);
+		return ret;
+	}
+	return 0;
+}
+
+/* A regular file with no zone state: a device without zones. */
+static int open_plain_file(const char *path, struct zopts *o, struct svc_params *sp,
+			   struct zlfs_zdev **out)
+{
+	uint64_t zs = 2ull << 20, lbs = 4096;
+	struct zemu *z;
+	struct stat st;
+	int fd, ret;
+
+	if ((ret = zopts_size(o, "zone_size", &zs)) || (ret = zopts_u64(o, "lbs", &lbs)))
+		return ret;
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		zdev_set_errmsg("%s: %s", path, strerror(errno));
+		return ret;
+	}
+	if ((ret = lock_image(fd, path)) || fstat(fd, &st) < 0) {
+		close(fd);
+		return ret ? ret : -errno;
+	}
+	uint64_t size = (uint64_t)st.st_size / zs * zs;
+	if ((ret = check_geometry(size, zs, zs, size / zs, (uint32_t)lbs))) {
+		close(fd);
+		return ret;
+	}
+	z = zemu_alloc(size, zs, zs, (uint32_t)(size / zs), 0, 0, (uint32_t)lbs);
+	if (!z) {
+		close(fd);
+		return -ENOMEM;
+	}
+	z->image = true;
+	z->fd = fd;
+	z->base.geom.kind = ZLFS_DEV_IMAGE;
+	z->base.geom.depth = sp->enabled ? sp->queues * sp->qd : sp->qd;
+	z->path = strdup(path);
+	if (!z->path || (ret = zuring_init(&z->ur, 2 * z->base.geom.depth + 16))) {
+		ret = ret ? ret : -ENOMEM;
+		goto fail;
+	}
+	z->have_ur = true;
+	if ((ret = common_opts(z, o)) || (ret = zopts_check_unused(o)))
+		goto fail;
+	if (sp->enabled && (ret = svc_create(sp, exec_cmd, z, &z->svc)))
+		goto fail;
+	*out = &z->base;
+	return 0;
+fail:
+	zemu_close(&z->base);
+	return ret;
+}
+
 int zemu_open_image(const char *path, struct zopts *o, struct zlfs_zdev **out)
 {
 	struct svc_params sp = { .queues = 1, .qd = 64 };
@@ -860,13 +924,18 @@ int zemu_open_image(const char *path, struct zopts *o, struct zlfs_zdev **out)
 	char *stpath;
 	int fd, ret;
 
+	if ((ret = svc_params_parse(o, &sp)))
+		return ret;
 	if (asprintf(&stpath, "%s.zst", path) < 0)
 		return -ENOMEM;
 	fd = open(stpath, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		free(stpath);
+		return open_plain_file(path, o, &sp, out);
+	}
 	if (fd < 0) {
 		ret = -errno;
-		zdev_set_errmsg("%s: no zone state (%s); create images with 'zlfs-zdev create'",
-				stpath, strerror(errno));
+		zdev_set_errmsg("%s: %s", stpath, strerror(errno));
 		free(stpath);
 		return ret;
 	}
@@ -878,8 +947,6 @@ int zemu_open_image(const char *path, struct zopts *o, struct zlfs_zdev **out)
 		return -EINVAL;
 	}
 	free(stpath);
-	if ((ret = svc_params_parse(o, &sp)))
-		return ret;
 	if ((ret = check_geometry(h.size, h.zone_size, h.zone_cap, h.nr_conv, h.lbs)) ||
 	    h.nr_zones != h.size / h.zone_size) {
 		zdev_set_errmsg("%s: zone state has a bad geometry", path);
@@ -898,6 +965,8 @@ int zemu_open_image(const char *path, struct zopts *o, struct zlfs_zdev **out)
 		zdev_set_errmsg("%s: %s", path, strerror(-ret));
 		goto fail;
 	}
+	if ((ret = lock_image(z->fd, path)))
+		goto fail;
 	struct stat st;
 	if (fstat(z->fd, &st) < 0 || (uint64_t)st.st_size < h.size) {
 		zdev_set_errmsg("%s: image is smaller than its zone state says", path);

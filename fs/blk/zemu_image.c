@@ -11,6 +11,8 @@
  * its capacity, CLOSED in between (what a device reports after a power
  * cycle), unless flagged read-only or offline.
  *
+ * A regular file without IMAGE.zst is a device without zones (an image
+ * made by mkfs.f2fs, say): every zone conventional, nothing to persist.
  * The image file is locked (flock) while open, so one process owns it.
  */
 #include <fcntl.h>
@@ -29,11 +31,6 @@ int zimg_map_state(struct zemu *z, const char *path, bool rdwr)
 	char *stpath;
 	int ret;
 
-	if (flock(z->fd, LOCK_EX | LOCK_NB) < 0) {
-		ret = errno == EWOULDBLOCK ? -EBUSY : -errno;
-		zdev_set_errmsg("%s: in use by another process", path);
-		return ret;
-	}
 	if (asprintf(&stpath, "%s.zst", path) < 0)
 		return -ENOMEM;
 	z->stfd = open(stpath, (rdwr ? O_RDWR : O_RDONLY) | O_CLOEXEC);
