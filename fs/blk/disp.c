@@ -141,6 +141,11 @@ struct zlfs_disp {
 	uint64_t max_req;
 	struct dzone *zones;
 	struct zlfs_disp_stats st;
+	/* bios finished inside zlfs_disp_submit, ended by defer_th */
+	struct zlfs_bio *defer_head, *defer_tail;
+	pthread_cond_t defer_cv;
+	pthread_t defer_th;
+	bool defer_stop, defer_running;
 };
 
 /* Work gathered under the lock, done after it is dropped. */
@@ -446,36 +451,89 @@ static void run_queue(struct zlfs_disp *d, struct after *a)
 
 static void cmd_done(struct zlfs_cmd *cmd);
 
-/* Submit what run_queue picked and complete finished bios. No lock held. */
-static void do_after(struct zlfs_disp *d, struct after *a)
+/* Run end() of finished bios (no lock held). */
+static void end_bios(struct zlfs_disp *d, struct zlfs_bio *b)
 {
-	for (;;) {
-		for (int i = 0; i < a->nsubmit; i++) {
-			struct drq *rq = a->submit[i];
-			int ret = zlfs_zdev_submit(d->dev, &rq->cmd);
+	while (b) {
+		struct zlfs_bio *next = b->bnext;
+		b->bnext = NULL;
+		b->end(b);
+		pthread_mutex_lock(&d->lock);
+		if (!--d->outstanding)
+			pthread_cond_broadcast(&d->idle_cv);
+		pthread_mutex_unlock(&d->lock);
+		b = next;
+	}
+}
+
+/*
+ * Submit what run_queue picked and complete finished bios.  No lock held.
+ * With defer (we are inside zlfs_disp_submit), end() of finished bios runs
+ * on the dispatcher's completion thread instead: a caller may hold its own
+ * lock around zlfs_disp_submit, and end() may want that lock.
+ */
+static void do_after(struct zlfs_disp *d, struct after *a, bool defer)
+{
+	while (a->nsubmit || a->done_head || a->more) {
+		struct drq *batch[sizeof(a->submit) / sizeof(a->submit[0])];
+		int n = a->nsubmit;
+		bool failed = false;
+
+		memcpy(batch, a->submit, (size_t)n * sizeof(batch[0]));
+		a->nsubmit = 0;
+		for (int i = 0; i < n; i++) {
+			int ret = zlfs_zdev_submit(d->dev, &batch[i]->cmd);
 			if (ret) {
-				rq->cmd.result = ret;
-				cmd_done(&rq->cmd);
+				pthread_mutex_lock(&d->lock);
+				complete_locked(d, batch[i], ret, a);
+				pthread_mutex_unlock(&d->lock);
+				failed = true;
 			}
 		}
-		a->nsubmit = 0;
-		while (a->done_head) {
-			struct zlfs_bio *b = a->done_head;
-			a->done_head = b->bnext;
-			b->bnext = NULL;
-			b->end(b);
+		struct zlfs_bio *done = a->done_head;
+		a->done_head = a->done_tail = NULL;
+		if (done && defer) {
 			pthread_mutex_lock(&d->lock);
-			if (!--d->outstanding)
-				pthread_cond_broadcast(&d->idle_cv);
+			struct zlfs_bio *t = done;
+			while (t->bnext)
+				t = t->bnext;
+			if (d->defer_tail)
+				d->defer_tail->bnext = done;
+			else
+				d->defer_head = done;
+			d->defer_tail = t;
+			pthread_cond_signal(&d->defer_cv);
+			pthread_mutex_unlock(&d->lock);
+		} else {
+			end_bios(d, done);
+		}
+		if (failed || a->more) {
+			pthread_mutex_lock(&d->lock);
+			run_queue(d, a);
 			pthread_mutex_unlock(&d->lock);
 		}
-		a->done_tail = NULL;
-		if (!a->more)
-			break;
-		pthread_mutex_lock(&d->lock);
-		run_queue(d, a);
-		pthread_mutex_unlock(&d->lock);
 	}
+}
+
+/* The completion thread for bios finished inside zlfs_disp_submit. */
+static void *defer_worker(void *arg)
+{
+	struct zlfs_disp *d = arg;
+
+	pthread_mutex_lock(&d->lock);
+	for (;;) {
+		while (!d->defer_head && !d->defer_stop)
+			pthread_cond_wait(&d->defer_cv, &d->lock);
+		if (!d->defer_head && d->defer_stop)
+			break;
+		struct zlfs_bio *b = d->defer_head;
+		d->defer_head = d->defer_tail = NULL;
+		pthread_mutex_unlock(&d->lock);
+		end_bios(d, b);
+		pthread_mutex_lock(&d->lock);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return NULL;
 }
 
 static void bio_done_later(struct after *a, struct zlfs_bio *b, int result)
@@ -666,15 +724,16 @@ static int zwp_plug(struct zlfs_disp *d, struct zlfs_bio *b)
 		return 0;
 	if (z->need_resync)
 		return -EIO;
-	if (b->op == ZLFS_OP_APPEND) {
-		/* zone append emulation: a write at the plug's write pointer */
-		b->off = z->plug_wp;
-		b->op = ZLFS_OP_WRITE;
-	} else if (b->off != z->plug_wp) {
+	uint64_t off = b->off;
+	if (b->op == ZLFS_OP_APPEND)
+		off = z->plug_wp;     /* zone append emulation: a write at the plug's wp */
+	else if (off != z->plug_wp)
 		return -ZLFS_EUNALIGNED;
-	}
-	if (b->off + b->len > z->start + z->cap)
+	if (off + b->len > z->start + z->cap)
 		return -ZLFS_EBOUNDARY;
+	/* accepted: only now change the bio, so a refused one comes back intact */
+	b->off = off;
+	b->op = ZLFS_OP_WRITE;
 	z->plug_wp += b->len;
 	if (!z->plugged) {
 		z->plugged = true;
@@ -750,7 +809,7 @@ int zlfs_disp_submit(struct zlfs_disp *d, struct zlfs_bio *b)
 run:
 	run_queue(d, &a);
 	pthread_mutex_unlock(&d->lock);
-	do_after(d, &a);
+	do_after(d, &a, true);
 	return 0;
 }
 
@@ -928,7 +987,7 @@ static void cmd_done(struct zlfs_cmd *cmd)
 	complete_locked(d, rq, cmd->result, &a);
 	run_queue(d, &a);
 	pthread_mutex_unlock(&d->lock);
-	do_after(d, &a);
+	do_after(d, &a, false);
 }
 
 /* ---- set-up and the rest of the API -------------------------------------------- */
@@ -998,6 +1057,12 @@ int zlfs_disp_create(struct zlfs_zdev *dev, const struct zlfs_disp_opts *o, stru
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_cond_init(&d->tag_cv, NULL);
 	pthread_cond_init(&d->idle_cv, NULL);
+	pthread_cond_init(&d->defer_cv, NULL);
+	if (pthread_create(&d->defer_th, NULL, defer_worker, d)) {
+		zlfs_disp_destroy(d);
+		return -EAGAIN;
+	}
+	d->defer_running = true;
 	for (int p = 0; p < NR_LEVELS; p++) {
 		dl_init(&d->lv[p].dispatch);
 		for (int dir = 0; dir < 2; dir++) {
@@ -1033,6 +1098,14 @@ void zlfs_disp_destroy(struct zlfs_disp *d)
 	if (!d)
 		return;
 	zlfs_disp_drain(d);
+	if (d->defer_running) {
+		pthread_mutex_lock(&d->lock);
+		d->defer_stop = true;
+		pthread_cond_signal(&d->defer_cv);
+		pthread_mutex_unlock(&d->lock);
+		pthread_join(d->defer_th, NULL);
+	}
+	pthread_cond_destroy(&d->defer_cv);
 	pthread_mutex_destroy(&d->lock);
 	pthread_cond_destroy(&d->tag_cv);
 	pthread_cond_destroy(&d->idle_cv);

@@ -25,6 +25,8 @@ struct svc_queue {
 	struct svc *s;
 };
 
+#define MAX_REQUEUES 8
+
 struct svc {
 	struct svc_params p;
 	svc_exec_fn exec;
@@ -103,8 +105,11 @@ static void *worker(void *arg)
 		q->head = c->dnext;
 		if (!q->head)
 			q->tail = NULL;
-		if (s->p.reorder > 0 && q->head && rand_unit(&q->rng) < s->p.reorder) {
-			/* requeued behind everything pending, as a BLK_STS_RESOURCE requeue */
+		if (s->p.reorder > 0 && q->head && c->dseq < MAX_REQUEUES &&
+		    rand_unit(&q->rng) < s->p.reorder) {
+			/* requeued behind everything pending, as a BLK_STS_RESOURCE requeue;
+			 * a bounded number of times, or reorder=1 would never execute anything */
+			c->dseq++;
 			c->ready_ns = q->tail->ready_ns;
 			c->dnext = NULL;
 			q->tail->dnext = c;
@@ -186,6 +191,7 @@ int svc_submit(struct svc *s, struct zlfs_cmd *cmd)
 			ready = q->tail->ready_ns;
 		cmd->ready_ns = ready;
 		cmd->dnext = NULL;
+		cmd->dseq = 0;      /* requeues so far */
 		cmd->hwq = (int)(q - s->q);
 		bool wake = !q->head;
 		if (q->tail)

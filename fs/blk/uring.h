@@ -2,10 +2,15 @@
  * uring.h - one io_uring with a completion thread, shared by the image and
  * block-device backends.
  *
- * Submission may come from any thread (a mutex guards the SQ).  The
- * completion thread blocks in io_uring_wait_cqe, so an idle device costs
- * no CPU, and runs each request's callback with the CQE result (bytes or
- * -errno).  Callbacks may submit more requests.
+ * Requests may be made from any thread, but only the ring's own thread
+ * submits them to the kernel: io_uring cancels (ECANCELED) requests still
+ * queued in its workers when the task that submitted them exits, and the
+ * threads that call us (FUSE workers, test threads) come and go.  A caller
+ * queues its request and, if the ring thread is not already due to look,
+ * wakes it with a NOP (which completes inline and cannot be cancelled).
+ * The ring thread blocks in io_uring_wait_cqe, so an idle device costs no
+ * CPU, and runs each request's callback with the CQE result (bytes or
+ * -errno).  Callbacks may make more requests.
  */
 #ifndef ZLFS_URING_H
 #define ZLFS_URING_H
@@ -17,11 +22,21 @@
 
 struct zuring_req {
 	void (*cb)(struct zuring_req *r, int res);
+	/* private */
+	struct zuring_req *qnext;
+	uint8_t op;
+	int fd;
+	const struct iovec *iov;
+	int cnt;
+	uint64_t off;
 };
 
 struct zuring {
 	struct io_uring ring;
-	pthread_mutex_t sq_lock;
+	pthread_mutex_t sq_lock;       /* the SQ ring */
+	pthread_mutex_t q_lock;        /* the request queue below */
+	struct zuring_req *q_head, *q_tail;
+	bool wake_pending;
 	pthread_t th;
 	bool running;
 };

@@ -287,10 +287,16 @@ static void finish_cmd(struct zemu *z, struct zlfs_cmd *cmd)
 	cmd->done(cmd);
 }
 
-/* Image: advance the zone's persisted wp over writes whose data landed. */
-static void advance_persist(struct zemu *z, uint32_t zone)
+/*
+ * Image: advance the zone's persisted wp over writes whose data landed, in
+ * wp order.  Returns them (chained through dnext) for the caller to finish
+ * once the lock is dropped: a write is finished only when it leaves the
+ * list, so its owner never frees a command the list still links.
+ */
+static struct zlfs_cmd *advance_persist(struct zemu *z, uint32_t zone)
 {
 	struct zemu_zone *x = &z->zx[zone];
+	struct zlfs_cmd *done = NULL, **tail = &done;
 	bool moved = false;
 
 	while (x->pend_head && x->pend_head->data_done) {
@@ -302,9 +308,13 @@ static void advance_persist(struct zemu *z, uint32_t zone)
 			x->persist_wp = c->pos + c->len;
 			moved = true;
 		}
+		c->dnext = NULL;
+		*tail = c;
+		tail = &c->dnext;
 	}
 	if (moved)
 		zimg_persist_zone(z, zone);
+	return done;
 }
 
 static void zio_done(struct zuring_req *r, int res)
@@ -333,7 +343,15 @@ static void zio_done(struct zuring_req *r, int res)
 				zimg_persist_zone(z, zone);
 			}
 			cmd->data_done = true;
-			advance_persist(z, zone);
+			struct zlfs_cmd *done = advance_persist(z, zone);
+			pthread_mutex_unlock(&z->lock);
+			free(io);
+			while (done) {
+				struct zlfs_cmd *next = done->dnext;
+				finish_cmd(z, done);
+				done = next;
+			}
+			return;
 		}
 		pthread_mutex_unlock(&z->lock);
 	}
