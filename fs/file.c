@@ -141,7 +141,13 @@ int zlfs_read_file_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index,
 		memset(buf, 0, ZF_BLKSIZE);
 		return 0;
 	}
-	return zlfs_read_block(sbi, a, buf);
+	if (zlfs_bcache_get(sbi, a, buf))
+		return 0;
+	if ((ret = zlfs_read_block(sbi, a, buf)))
+		return ret;
+	if (S_ISDIR(zf_le16_to_cpu(zi_raw(zi)->i_mode)))
+		zlfs_bcache_put(sbi, a, buf);
+	return 0;
 }
 
 int zlfs_file_read(struct zlfs_sb *sbi, struct zinode *zi, char *buf, size_t len, uint64_t off,
@@ -245,7 +251,11 @@ int zlfs_write_file_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index
 	if ((ret = remap_block(sbi, zi, index, log, &a)))
 		return ret;
 	void *b = (void *)buf;
-	return zlfs_write_blocks(sbi, &b, &a, 1);
+	if ((ret = zlfs_write_blocks(sbi, &b, &a, 1)))
+		return ret;
+	if (S_ISDIR(zf_le16_to_cpu(zi_raw(zi)->i_mode)))
+		zlfs_bcache_put(sbi, a, buf);
+	return 0;
 }
 
 int zlfs_convert_inline(struct zlfs_sb *sbi, struct zinode *zi)

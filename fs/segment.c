@@ -333,6 +333,7 @@ void zlfs_seg_after_cp(struct zlfs_sb *sbi)
 		}
 		for (uint32_t i = 0; i < sbi->segs_per_sec; i++)
 			sbi->segs[s * sbi->segs_per_sec + i].mtime = 0;
+		zlfs_bcache_clear(sbi);    /* addresses in this section get new contents */
 		sbi->secs[s].state = ZSEC_FREE;
 		sbi->free_secs++;
 	}
@@ -382,6 +383,7 @@ int zlfs_seg_fix_zones(struct zlfs_sb *sbi, bool clean)
 		if (!sbi->secs[s].valid && z.cond != ZLFS_ZC_EMPTY) {
 			if ((ret = zlfs_disp_zone_mgmt(sbi->disp, ZLFS_ZM_RESET, sbi->lay.main_zone + s)))
 				return ret;
+			zlfs_bcache_clear(sbi);
 			if (sbi->secs[s].state == ZSEC_PREFREE) {
 				sbi->secs[s].state = ZSEC_FREE;
 				sbi->free_secs++;

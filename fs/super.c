@@ -329,6 +329,7 @@ static void sb_free(struct zlfs_sb *sbi)
 	zlfs_inode_release_all(sbi);
 	zlfs_node_destroy(sbi);
 	zlfs_seg_destroy(sbi);
+	zlfs_bcache_destroy(sbi);
 	free(sbi->cp_blk);
 	free(sbi->ino_hash);
 	if (sbi->disp)
@@ -375,7 +376,7 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 		goto fail;
 	sbi->ino_hash_size = 4096;
 	sbi->ino_hash = calloc(sbi->ino_hash_size, sizeof(*sbi->ino_hash));
-	if (!sbi->ino_hash) {
+	if (!sbi->ino_hash || zlfs_bcache_init(sbi)) {
 		ret = -ENOMEM;
 		goto fail;
 	}

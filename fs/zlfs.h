@@ -157,6 +157,7 @@ struct zlfs_sb {
 	pthread_cond_t io_cv;
 
 	uint64_t cp_count;
+	struct zbcache *bcache;          /* directory blocks by address (bcache.c) */
 };
 
 /* ---- super.c ---- */
@@ -168,6 +169,13 @@ void zlfs_set_fatal(struct zlfs_sb *sbi, int err);
 /* ---- device helpers (super.c) ---- */
 int zlfs_read_block(struct zlfs_sb *sbi, uint32_t blkaddr, void *buf);
 int zlfs_write_meta_block(struct zlfs_sb *sbi, uint32_t blkaddr, const void *buf);
+
+/* ---- bcache.c ---- */
+int zlfs_bcache_init(struct zlfs_sb *sbi);
+void zlfs_bcache_destroy(struct zlfs_sb *sbi);
+void zlfs_bcache_clear(struct zlfs_sb *sbi);
+bool zlfs_bcache_get(struct zlfs_sb *sbi, uint32_t addr, void *buf);
+void zlfs_bcache_put(struct zlfs_sb *sbi, uint32_t addr, const void *buf);
 
 /* ---- checkpoint.c ---- */
 int zlfs_cp_load(struct zlfs_sb *sbi);
