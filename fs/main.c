@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
 #include <unistd.h>
 
 #include "zlfs.h"
@@ -76,6 +77,33 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 		return 1;
 	}
 	return 1;
+}
+
+/* Is spec the source of a mount already?  (/proc/mounts escapes blanks as octal.) */
+static bool spec_is_mounted(const char *spec)
+{
+	FILE *f = fopen("/proc/mounts", "r");
+	char line[4096], src[4096];
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		size_t j = 0;
+		for (size_t i = 0; line[i] && line[i] != ' ' && j + 1 < sizeof(src); i++) {
+			if (line[i] == '\\' && line[i + 1] >= '0' && line[i + 1] <= '3') {
+				src[j++] = (char)((line[i + 1] - '0') * 64 + (line[i + 2] - '0') * 8 +
+						  (line[i + 3] - '0'));
+				i += 3;
+			} else {
+				src[j++] = line[i];
+			}
+		}
+		src[j] = '\0';
+		found = !strcmp(src, spec) && strstr(line, " fuse");
+	}
+	fclose(f);
+	return found;
 }
 
 static void usage(const char *prog)
@@ -166,7 +194,8 @@ int main(int argc, char **argv)
 
 	for (int tries = 0;; tries++) {
 		ret = zlfs_mount(c.device, &c.o, &sbi, err, sizeof(err));
-		if (ret != -EBUSY || tries >= 50)
+		/* mounted now: refuse; just unmounted: its daemon is still exiting */
+		if (ret != -EBUSY || tries >= 50 || spec_is_mounted(c.device))
 			break;
 		usleep(100000);    /* the previous daemon is still letting go */
 	}
