@@ -21,6 +21,8 @@
 #include "zlfs.h"
 
 void zlfs_inode_set_rdev(struct zinode *zi, dev_t rdev);
+int zlfs_acl_inherit(struct zlfs_sb *sbi, struct zinode *dir, struct zinode *zi, mode_t *mode);
+int zlfs_acl_chmod(struct zlfs_sb *sbi, struct zinode *zi, mode_t mode);
 
 #define TIMEOUT 3600.0      /* zlfs is the only writer of its device */
 
@@ -77,6 +79,9 @@ static void zl_init(void *userdata, struct fuse_conn_info *conn)
 	if (conn->capable & FUSE_CAP_READDIRPLUS)
 		conn->want |= FUSE_CAP_READDIRPLUS;
 	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
+	/* the kernel enforces ACLs; zlfs inherits default ACLs and applies the umask */
+	if (conn->capable & FUSE_CAP_POSIX_ACL)
+		conn->want |= FUSE_CAP_POSIX_ACL;
 	conn->max_write = 1u << 20;
 	conn->max_readahead = 1u << 20;
 }
@@ -200,8 +205,12 @@ static void zl_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 			goto out;
 		ri = zi_raw(zi);
 	}
-	if (to_set & FUSE_SET_ATTR_MODE)
+	if (to_set & FUSE_SET_ATTR_MODE) {
 		ri->i_mode = zf_cpu_to_le16((uint16_t)((mode & S_IFMT) | (attr->st_mode & 07777)));
+		if ((ret = zlfs_acl_chmod(sbi, zi, attr->st_mode & 07777)))
+			goto out;
+		ri = zi_raw(zi);
+	}
 	if (to_set & FUSE_SET_ATTR_UID)
 		ri->i_uid = zf_cpu_to_le32(attr->st_uid);
 	if (to_set & FUSE_SET_ATTR_GID)
@@ -273,7 +282,19 @@ static int do_create(struct zlfs_sb *sbi, fuse_req_t req, fuse_ino_t parent, con
 	if ((ret = zlfs_inode_new(sbi, mode, ctx->uid, gid, dir->ino, &zi)))
 		return ret;
 	set_name(zi, name);
-	if (S_ISDIR(mode))
+	if (!S_ISLNK(mode)) {
+		mode_t m = mode;
+		ret = zlfs_acl_inherit(sbi, dir, zi, &m);
+		if (ret == 1) {   /* no default ACL: the umask applies (the kernel left it to us) */
+			m = mode & ~(mode_t)(ctx->umask & 0777);
+			zi_raw(zi)->i_mode = zf_cpu_to_le16((uint16_t)m);
+			ret = 0;
+		}
+		mode = m;
+	}
+	if (ret)
+		;
+	else if (S_ISDIR(mode))
 		ret = zlfs_dir_init(sbi, zi, dir->ino);
 	else if (S_ISLNK(mode))
 		ret = zlfs_file_write(sbi, zi, link, strlen(link), 0);

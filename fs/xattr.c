@@ -292,6 +292,9 @@ out:
 	return ret;
 }
 
+static bool acl_mode_only(const uint8_t *acl, size_t len);
+static int acl_mode(const uint8_t *acl, size_t len, mode_t *mode);
+
 int zlfs_xattr_set(struct zlfs_sb *sbi, struct zinode *zi, const char *name,
 		   const void *value, size_t size, int flags)
 {
@@ -305,6 +308,26 @@ int zlfs_xattr_set(struct zlfs_sb *sbi, struct zinode *zi, const char *name,
 		return -ENOMEM;
 	if ((ret = split_name(name, &index, &suffix)) || (ret = load(sbi, zi, buf, &cap)))
 		goto out;
+	if (index == ZF_XATTR_INDEX_POSIX_ACL_ACCESS) {
+		/*
+		 * The mode carries the ACL's base entries (the kernel looks at the
+		 * ACL only when the mode's group bits are set); an ACL that says no
+		 * more than the mode is not stored (posix_acl_update_mode).
+		 */
+		mode_t m = zf_le16_to_cpu(zi_raw(zi)->i_mode);
+		if ((ret = acl_mode(value, size, &m)))
+			goto out;
+		zi_raw(zi)->i_mode = zf_cpu_to_le16((uint16_t)m);
+		zlfs_node_dirty(sbi, zi->node);
+		if (acl_mode_only(value, size)) {
+			free(buf);
+			ret = zlfs_xattr_remove(sbi, zi, name);
+			if (ret == -ENODATA)
+				ret = 0;
+			zlfs_inode_touch(zi, false, true, false);
+			return ret;
+		}
+	}
 	if (index == ZF_XATTR_INDEX_POSIX_ACL_ACCESS || index == ZF_XATTR_INDEX_POSIX_ACL_DEFAULT) {
 		size_t alen;
 		acl = malloc(size + 4);
@@ -431,4 +454,141 @@ void zlfs_xattr_free(struct zlfs_sb *sbi, struct zinode *zi)
 		zlfs_node_remove(sbi, xnid);
 		ri->i_xattr_nid = 0;
 	}
+}
+
+/* ---- POSIX ACL semantics (the kernel enforces, zlfs keeps mode and ACL in step) -------- */
+
+/* Kernel-form ACL entries: 4-byte header, then {tag, perm, id} of 8 bytes. */
+struct kacl_ent {
+	zf_le16 tag;
+	zf_le16 perm;
+	zf_le32 id;
+} ZF_PACKED;
+
+static struct kacl_ent *kacl_find(uint8_t *acl, size_t len, uint16_t tag)
+{
+	for (size_t o = 4; o + 8 <= len; o += 8) {
+		struct kacl_ent *e = (struct kacl_ent *)(acl + o);
+		if (zf_le16_to_cpu(e->tag) == tag)
+			return e;
+	}
+	return NULL;
+}
+
+/* Only the three base entries: the ACL says no more than the mode does. */
+static bool kacl_is_mode_only(const uint8_t *acl, size_t len)
+{
+	for (size_t o = 4; o + 8 <= len; o += 8) {
+		uint16_t tag = zf_le16_to_cpu(((const struct kacl_ent *)(acl + o))->tag);
+		if (tag != ACL_USER_OBJ && tag != ACL_GROUP_OBJ && tag != ACL_OTHER)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * New inode zi in dir: with a default ACL on dir, zi's access ACL is that
+ * ACL masked by the create mode (posix_acl_create's rule) and *mode takes
+ * the ACL's base permissions; a new directory also inherits the default
+ * ACL.  Returns 1 if dir has no default ACL (the caller applies the umask).
+ */
+int zlfs_acl_inherit(struct zlfs_sb *sbi, struct zinode *dir, struct zinode *zi, mode_t *mode);
+int zlfs_acl_inherit(struct zlfs_sb *sbi, struct zinode *dir, struct zinode *zi, mode_t *mode)
+{
+	uint8_t *acl = malloc(BUF_MAX);
+	size_t len = 0;
+	int ret;
+
+	if (!acl)
+		return -ENOMEM;
+	ret = zlfs_xattr_get(sbi, dir, ACL_DEFAULT, acl, BUF_MAX, &len);
+	if (ret == -ENODATA) {
+		free(acl);
+		return 1;
+	}
+	if (ret)
+		goto out;
+	if (S_ISDIR(*mode) && (ret = zlfs_xattr_set(sbi, zi, ACL_DEFAULT, acl, len, 0)))
+		goto out;
+	mode_t m = *mode;
+	struct kacl_ent *uo = kacl_find(acl, len, ACL_USER_OBJ), *go = kacl_find(acl, len, ACL_GROUP_OBJ);
+	struct kacl_ent *mk = kacl_find(acl, len, ACL_MASK), *ot = kacl_find(acl, len, ACL_OTHER);
+	if (!uo || !go || !ot) {
+		ret = -ZLFS_EFSCORRUPTED;
+		goto out;
+	}
+	uint16_t up = zf_le16_to_cpu(uo->perm) & ((m >> 6) & 7);
+	uint16_t op = zf_le16_to_cpu(ot->perm) & (m & 7);
+	uo->perm = zf_cpu_to_le16(up);
+	ot->perm = zf_cpu_to_le16(op);
+	uint16_t gp;
+	if (mk) {
+		gp = zf_le16_to_cpu(mk->perm) & ((m >> 3) & 7);
+		mk->perm = zf_cpu_to_le16(gp);
+	} else {
+		gp = zf_le16_to_cpu(go->perm) & ((m >> 3) & 7);
+		go->perm = zf_cpu_to_le16(gp);
+	}
+	*mode = (m & ~(mode_t)0777) | (mode_t)(up << 6) | (mode_t)(gp << 3) | op;
+	zi_raw(zi)->i_mode = zf_cpu_to_le16((uint16_t)*mode);
+	zlfs_node_dirty(sbi, zi->node);
+	if (!kacl_is_mode_only(acl, len))
+		ret = zlfs_xattr_set(sbi, zi, ACL_ACCESS, acl, len, 0);
+out:
+	free(acl);
+	return ret;
+}
+
+/* chmod: the access ACL's owner, group (or mask) and other entries follow the mode. */
+int zlfs_acl_chmod(struct zlfs_sb *sbi, struct zinode *zi, mode_t mode);
+int zlfs_acl_chmod(struct zlfs_sb *sbi, struct zinode *zi, mode_t mode)
+{
+	uint8_t *acl = malloc(BUF_MAX);
+	size_t len = 0;
+	int ret;
+
+	if (!acl)
+		return -ENOMEM;
+	ret = zlfs_xattr_get(sbi, zi, ACL_ACCESS, acl, BUF_MAX, &len);
+	if (ret == -ENODATA) {
+		free(acl);
+		return 0;
+	}
+	if (!ret) {
+		struct kacl_ent *uo = kacl_find(acl, len, ACL_USER_OBJ);
+		struct kacl_ent *gx = kacl_find(acl, len, ACL_MASK);
+		struct kacl_ent *ot = kacl_find(acl, len, ACL_OTHER);
+		if (!gx)
+			gx = kacl_find(acl, len, ACL_GROUP_OBJ);
+		if (uo && gx && ot) {
+			uo->perm = zf_cpu_to_le16((mode >> 6) & 7);
+			gx->perm = zf_cpu_to_le16((mode >> 3) & 7);
+			ot->perm = zf_cpu_to_le16(mode & 7);
+			ret = zlfs_xattr_set(sbi, zi, ACL_ACCESS, acl, len, 0);
+		}
+	}
+	free(acl);
+	return ret;
+}
+
+static bool acl_mode_only(const uint8_t *acl, size_t len)
+{
+	return len >= 4 && kacl_is_mode_only(acl, len);
+}
+
+/* The mode bits an access ACL (kernel form) implies. */
+static int acl_mode(const uint8_t *acl, size_t len, mode_t *mode)
+{
+	if (len < 4 || (len - 4) % 8 || zf_le32_to_cpu(*(const uint32_t *)acl) != VFS_ACL_VERSION)
+		return -EINVAL;
+	struct kacl_ent *uo = kacl_find((uint8_t *)acl, len, ACL_USER_OBJ);
+	struct kacl_ent *gx = kacl_find((uint8_t *)acl, len, ACL_MASK);
+	struct kacl_ent *ot = kacl_find((uint8_t *)acl, len, ACL_OTHER);
+	if (!gx)
+		gx = kacl_find((uint8_t *)acl, len, ACL_GROUP_OBJ);
+	if (!uo || !gx || !ot)
+		return -EINVAL;
+	*mode = (*mode & ~(mode_t)0777) | (mode_t)((zf_le16_to_cpu(uo->perm) & 7) << 6) |
+		(mode_t)((zf_le16_to_cpu(gx->perm) & 7) << 3) | (mode_t)(zf_le16_to_cpu(ot->perm) & 7);
+	return 0;
 }
