@@ -346,65 +346,85 @@ void zlfs_seg_after_cp(struct zlfs_sb *sbi)
  * finished or reset.  Other zones: nothing valid -> reset; valid blocks
  * but still open -> finish, so no zone stays active without a log.
  */
+static int report_zone(struct zlfs_sb *sbi, uint32_t sec, struct zlfs_zone *z)
+{
+	uint32_t nr = 1;
+	int ret = zlfs_disp_report(sbi->disp, sbi->lay.main_zone + sec, z, &nr);
+	return ret ? ret : (nr == 1 ? 0 : -EIO);
+}
+
+static uint64_t log_wp(const struct zlfs_sb *sbi, const struct zlog *l)
+{
+	return (uint64_t)(zf_seg_blkaddr(&sbi->lay, l->segno) + l->blkoff) * ZF_BLKSIZE;
+}
+
 int zlfs_seg_fix_zones(struct zlfs_sb *sbi, bool clean)
 {
 	struct zlfs_zone z;
-	uint32_t nr;
 	int ret;
 
+	(void)clean;
 	if (!sbi->lay.zoned)
 		return 0;
-	for (int i = 0; i < ZF_NR_LOGS; i++) {
-		struct zlog *l = &sbi->logs[i];
-		uint32_t sec = sec_of(sbi, l->segno);
-		nr = 1;
-		if ((ret = zlfs_disp_report(sbi->disp, sbi->lay.main_zone + sec, &z, &nr)))
-			return ret;
-		uint64_t expect = (uint64_t)(zf_seg_blkaddr(&sbi->lay, l->segno) + l->blkoff) * ZF_BLKSIZE;
-		(void)clean;
-		if (z.wp == expect && z.cond != ZLFS_ZC_FULL)
-			continue;
-		/* writes landed past the checkpoint: start over in a fresh section;
-		 * the old one keeps its valid blocks and is finished below */
-		uint32_t old = sec;
-		if ((ret = write_ssa(sbi, l)) || (ret = log_new_section(sbi, (unsigned int)i)))
-			return ret;
-		if (sbi->secs[old].valid == 0)
-			sbi->secs[old].state = ZSEC_PREFREE;
-	}
+	/* 1: sections with nothing valid must have empty zones before anything
+	 *    is allocated in them (writes after the checkpoint may be there) */
 	for (uint32_t s = 0; s < sbi->nr_secs; s++) {
-		if (sec_is_log(sbi, s))
+		if (sbi->secs[s].valid || sec_is_log(sbi, s))
 			continue;
-		nr = 1;
-		if ((ret = zlfs_disp_report(sbi->disp, sbi->lay.main_zone + s, &z, &nr)))
+		if ((ret = report_zone(sbi, s, &z)))
 			return ret;
-		if (z.cond == ZLFS_ZC_OFFLINE || z.cond == ZLFS_ZC_RDONLY)
+		if (z.cond == ZLFS_ZC_EMPTY || z.cond == ZLFS_ZC_OFFLINE || z.cond == ZLFS_ZC_RDONLY)
 			continue;
-		if (!sbi->secs[s].valid && z.cond != ZLFS_ZC_EMPTY) {
-			if ((ret = zlfs_disp_zone_mgmt(sbi->disp, ZLFS_ZM_RESET, sbi->lay.main_zone + s)))
-				return ret;
-			zlfs_bcache_clear(sbi);
-			if (sbi->secs[s].state == ZSEC_PREFREE) {
-				sbi->secs[s].state = ZSEC_FREE;
-				sbi->free_secs++;
-			}
-		} else if (sbi->secs[s].valid && z.cond != ZLFS_ZC_FULL) {
-			if ((ret = zlfs_disp_zone_mgmt(sbi->disp, ZLFS_ZM_FINISH, sbi->lay.main_zone + s)))
-				return ret;
+		if ((ret = zlfs_disp_zone_mgmt(sbi->disp, ZLFS_ZM_RESET, sbi->lay.main_zone + s)))
+			return ret;
+		zlfs_bcache_clear(sbi);
+		if (sbi->secs[s].state == ZSEC_PREFREE) {
+			sbi->secs[s].state = ZSEC_FREE;
+			sbi->free_secs++;
 		}
 	}
-	/* the log zones: a fresh section's zone must be empty */
+	/* 2: a log whose zone's write pointer is not where the checkpoint says
+	 *    (writes landed after it) starts over in a fresh, empty section */
 	for (int i = 0; i < ZF_NR_LOGS; i++) {
 		struct zlog *l = &sbi->logs[i];
 		uint32_t sec = sec_of(sbi, l->segno);
-		nr = 1;
-		if ((ret = zlfs_disp_report(sbi->disp, sbi->lay.main_zone + sec, &z, &nr)))
+		if ((ret = report_zone(sbi, sec, &z)))
 			return ret;
-		uint64_t expect = (uint64_t)(zf_seg_blkaddr(&sbi->lay, l->segno) + l->blkoff) * ZF_BLKSIZE;
-		if (z.wp != expect) {
+		uint64_t expect = log_wp(sbi, l);
+		if (z.wp == expect && z.cond != ZLFS_ZC_FULL)
+			continue;
+		if ((ret = write_ssa(sbi, l)) || (ret = log_new_section(sbi, (unsigned int)i)))
+			return ret;
+		if (sbi->secs[sec].valid || sec_is_log(sbi, sec))
+			continue;
+		/* nothing valid was left there: empty it now */
+		if ((ret = zlfs_disp_zone_mgmt(sbi->disp, ZLFS_ZM_RESET, sbi->lay.main_zone + sec)))
+			return ret;
+		zlfs_bcache_clear(sbi);
+		if (sbi->secs[sec].state != ZSEC_FREE) {
+			sbi->secs[sec].state = ZSEC_FREE;
+			sbi->free_secs++;
+		}
+	}
+	/* 3: no zone stays open (active) without a log: finish the rest */
+	for (uint32_t s = 0; s < sbi->nr_secs; s++) {
+		if (!sbi->secs[s].valid || sec_is_log(sbi, s))
+			continue;
+		if ((ret = report_zone(sbi, s, &z)))
+			return ret;
+		if (z.cond != ZLFS_ZC_FULL && z.cond != ZLFS_ZC_OFFLINE && z.cond != ZLFS_ZC_RDONLY &&
+		    (ret = zlfs_disp_zone_mgmt(sbi->disp, ZLFS_ZM_FINISH, sbi->lay.main_zone + s)))
+			return ret;
+	}
+	/* 4: every log now writes at its zone's write pointer */
+	for (int i = 0; i < ZF_NR_LOGS; i++) {
+		struct zlog *l = &sbi->logs[i];
+		if ((ret = report_zone(sbi, sec_of(sbi, l->segno), &z)))
+			return ret;
+		if (z.wp != log_wp(sbi, l)) {
 			fprintf(stderr, "zlfs: log %d: zone %u write pointer 0x%llx, expected 0x%llx\n", i,
-				sbi->lay.main_zone + sec, (unsigned long long)z.wp,
-				(unsigned long long)expect);
+				sbi->lay.main_zone + sec_of(sbi, l->segno), (unsigned long long)z.wp,
+				(unsigned long long)log_wp(sbi, l));
 			return -ZLFS_EFSCORRUPTED;
 		}
 	}

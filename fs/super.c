@@ -108,22 +108,37 @@ struct zlfs_wbatch *zlfs_write_submit(struct zlfs_sb *sbi, void *const *bufs,
 		wb->b.left = 0;
 		return wb;
 	}
-	for (uint32_t i = 0; i < n; i++) {
-		struct zlfs_bio *bio = &wb->v[i].bio;
-		wb->v[i].b = &wb->b;
+	/* one bio per run of blocks adjacent on the device and in memory */
+	uint32_t nbio = 0;
+	for (uint32_t i = 0; i < n; ) {
+		uint32_t j = i + 1;
+		/* ... and never across a zone: each zone is written on its own */
+		uint64_t zone_blocks = zlfs_zdev_geom(sbi->dev)->zone_size / ZF_BLKSIZE;
+		while (j < n && addrs[j] == addrs[j - 1] + 1 && addrs[j] % zone_blocks &&
+		       (uint8_t *)bufs[j] == (uint8_t *)bufs[j - 1] + ZF_BLKSIZE && j - i < 256)
+			j++;
+		struct zlfs_bio *bio = &wb->v[nbio].bio;
+		wb->v[nbio].b = &wb->b;
 		bio->op = ZLFS_OP_WRITE;
 		bio->prio = ZLFS_PRIO_BE;
 		bio->flags = ZLFS_BIO_NO_ZWL;
 		bio->off = (uint64_t)addrs[i] * ZF_BLKSIZE;
 		bio->buf = bufs[i];
-		bio->len = ZF_BLKSIZE;
+		bio->len = (j - i) * ZF_BLKSIZE;
 		bio->end = batch_end;
-		int ret = zlfs_disp_submit(sbi->disp, bio);
+		nbio++;
+		i = j;
+	}
+	pthread_mutex_lock(&wb->b.lock);
+	wb->b.left = nbio;
+	pthread_mutex_unlock(&wb->b.lock);
+	for (uint32_t k = 0; k < nbio; k++) {
+		int ret = zlfs_disp_submit(sbi->disp, &wb->v[k].bio);
 		if (ret) {
 			pthread_mutex_lock(&wb->b.lock);
 			if (!wb->b.err)
 				wb->b.err = ret;
-			wb->b.left -= n - i;
+			wb->b.left -= nbio - k;
 			pthread_mutex_unlock(&wb->b.lock);
 			break;
 		}
