@@ -674,6 +674,9 @@ static void zl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			;
 		else if (S_ISDIR(zf_le16_to_cpu(zi_raw(zi)->i_mode)))
 			ret = -EISDIR;
+		else if ((fi->flags & O_TRUNC) && S_ISREG(zf_le16_to_cpu(zi_raw(zi)->i_mode)) &&
+			 (ret = zlfs_file_truncate(sbi, zi, 0)))
+			;   /* atomic_o_trunc: the kernel leaves O_TRUNC to us */
 		else
 			zi->nopen++;
 	}
