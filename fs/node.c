@@ -272,22 +272,23 @@ void zlfs_node_remove(struct zlfs_sb *sbi, uint32_t nid)
 	nat_mark_dirty(sbi, nid);
 }
 
-/* Which node log a node goes to. */
+/* F2FS's IS_DNODE: inodes and direct nodes carry data addresses; indirect ones don't. */
+static bool is_dnode(unsigned int ofs)
+{
+	if (ofs == 3 || ofs == 4 + ZF_NIDS_PER_BLOCK || ofs == 5 + 2 * ZF_NIDS_PER_BLOCK)
+		return false;
+	if (ofs >= 6 + 2 * ZF_NIDS_PER_BLOCK && ofs != ZF_XATTR_NODE_OFS)
+		return (ofs - (6 + 2 * ZF_NIDS_PER_BLOCK)) % (ZF_NIDS_PER_BLOCK + 1) != 0;
+	return true;
+}
+
+/* Which node log a node goes to (F2FS's placement). */
 static unsigned int node_log(struct znode *n)
 {
-	unsigned int ofs = zf_node_ofs(&n->blk);
-	uint32_t nid = zf_le32_to_cpu(n->blk.footer.nid), ino = zf_le32_to_cpu(n->blk.footer.ino);
-
-	/* indirect nodes are cold; directories' nodes hot (F2FS's placement) */
-	if (nid != ino && ofs != 1 && ofs != 2 && ofs != ZF_XATTR_NODE_OFS) {
-		/* direct nodes below indirect ones have offsets that are not 3, 1022, 2041.. */
-		if (ofs == 3 || ofs == 4 + ZF_NIDS_PER_BLOCK || ofs == 5 + 2 * ZF_NIDS_PER_BLOCK ||
-		    (ofs > 5 + 2 * ZF_NIDS_PER_BLOCK &&
-		     (ofs - (6 + 2 * ZF_NIDS_PER_BLOCK)) % (ZF_NIDS_PER_BLOCK + 1) == 0))
-			return ZF_LOG_COLD_NODE;
-	}
-	return n->blk.footer.flag & zf_cpu_to_le32(1u << ZF_NODE_COLD_BIT) ? ZF_LOG_WARM_NODE
-									     : ZF_LOG_HOT_NODE;
+	if (!is_dnode(zf_node_ofs(&n->blk)))
+		return ZF_LOG_COLD_NODE;
+	/* the cold mark: nodes of files go warm, of directories hot */
+	return zf_node_mark(&n->blk, ZF_NODE_COLD_BIT) ? ZF_LOG_WARM_NODE : ZF_LOG_HOT_NODE;
 }
 
 /* Write one batch of dirty nodes; the buffers stay untouched until it completes. */
