@@ -24,8 +24,15 @@ int zlfs_cp_orphans(struct zlfs_sb *sbi, uint32_t **inos, uint32_t *n);
 void zlfs_set_fatal(struct zlfs_sb *sbi, int err)
 {
 	if (!sbi->fatal) {
-		fprintf(stderr, "zlfs: %s: device error (%s): read-only from now on\n",
-			zlfs_zdev_spec(sbi->dev), zlfs_zdev_strerror(err));
+		struct zlfs_disp_stats st;
+		zlfs_disp_stats(sbi->disp, &st);
+		fprintf(stderr, "zlfs: %s: device error (%s): read-only from now on\n"
+			"zlfs: dispatcher: %llu dispatched, %llu unaligned, %llu retries, %llu recovered, "
+			"%llu failed, %llu zones to resync, most in flight in a zone %u\n",
+			zlfs_zdev_spec(sbi->dev), zlfs_zdev_strerror(err),
+			(unsigned long long)st.dispatched, (unsigned long long)st.unaligned,
+			(unsigned long long)st.retries, (unsigned long long)st.recovered,
+			(unsigned long long)st.failed, (unsigned long long)st.resyncs, st.max_zone_inflight);
 		sbi->fatal = err ? err : -EIO;
 	}
 }
@@ -113,9 +120,13 @@ struct zlfs_wbatch *zlfs_write_submit(struct zlfs_sb *sbi, void *const *bufs,
 	for (uint32_t i = 0; i < n; ) {
 		uint32_t j = i + 1;
 		/* ... and never across a zone: each zone is written on its own */
-		uint64_t zone_blocks = zlfs_zdev_geom(sbi->dev)->zone_size / ZF_BLKSIZE;
+		const struct zlfs_zdev_geom *g = zlfs_zdev_geom(sbi->dev);
+		uint64_t zone_blocks = g->zone_size / ZF_BLKSIZE;
+		uint32_t max_run = g->max_io && g->max_io / ZF_BLKSIZE < 256 ? g->max_io / ZF_BLKSIZE : 256;
+		if (!max_run)
+			max_run = 1;
 		while (j < n && addrs[j] == addrs[j - 1] + 1 && addrs[j] % zone_blocks &&
-		       (uint8_t *)bufs[j] == (uint8_t *)bufs[j - 1] + ZF_BLKSIZE && j - i < 256)
+		       (uint8_t *)bufs[j] == (uint8_t *)bufs[j - 1] + ZF_BLKSIZE && j - i < max_run)
 			j++;
 		struct zlfs_bio *bio = &wb->v[nbio].bio;
 		wb->v[nbio].b = &wb->b;

@@ -13,7 +13,8 @@
  * Zone append is emulated: one append at a time per device, written at the
  * reported write pointer (Debian's 6.1 kernel has no io_uring append).
  *
- * Buffers must be aligned to the logical block size (O_DIRECT).
+ * O_DIRECT wants memory aligned to the logical block size; commands whose
+ * buffers are not aligned go through a bounce buffer.
  *
  * Locks: lock guards inflight and the counters; append_lock serialises
  * emulated appends.  The device is opened O_EXCL: one owner at a time.
@@ -23,7 +24,10 @@
 #include <linux/fs.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "zdev_int.h"
@@ -43,7 +47,18 @@ struct zbio {
 	struct zuring_req req;
 	struct zbdev *d;
 	struct zlfs_cmd *cmd;
+	/* O_DIRECT needs block-aligned memory: a bounce buffer when the caller's isn't */
+	void *bounce;
+	struct iovec biov;
 };
+
+static bool iov_aligned(const struct iovec *iov, int cnt, uint32_t lbs)
+{
+	for (int i = 0; i < cnt; i++)
+		if ((uintptr_t)iov[i].iov_base % lbs || iov[i].iov_len % lbs)
+			return false;
+	return true;
+}
 
 static int zbd_err(void)
 {
@@ -114,6 +129,16 @@ static void zbio_done(struct zuring_req *r, int res)
 	struct zlfs_cmd *cmd = io->cmd;
 	struct zbdev *d = io->d;
 
+	if (io->bounce) {
+		if (cmd->op == ZLFS_OP_READ && res >= 0) {
+			const uint8_t *src = io->bounce;
+			for (int i = 0; i < cmd->iovcnt; i++) {
+				memcpy(cmd->iov[i].iov_base, src, cmd->iov[i].iov_len);
+				src += cmd->iov[i].iov_len;
+			}
+		}
+		free(io->bounce);
+	}
 	free(io);
 	if (cmd->op == ZLFS_OP_FLUSH || cmd->op == ZLFS_OP_APPEND)
 		cmd->result = res < 0 ? res : cmd->result;
@@ -129,7 +154,7 @@ static void zbio_done(struct zuring_req *r, int res)
 }
 
 /* Emulated append: write at the reported write pointer, one at a time. */
-static int do_append(struct zbdev *d, struct zlfs_cmd *cmd)
+static int do_append(struct zbdev *d, struct zlfs_cmd *cmd, const struct iovec *iov, int iovcnt)
 {
 	uint32_t zone = (uint32_t)(cmd->off / d->base.geom.zone_size);
 	struct zlfs_zone z;
@@ -145,7 +170,7 @@ static int do_append(struct zbdev *d, struct zlfs_cmd *cmd)
 	if (!ret && z.wp + cmd->len > z.start + z.cap)
 		ret = -ZLFS_EBOUNDARY;
 	if (!ret) {
-		ssize_t n = pwritev(d->fd, cmd->iov, cmd->iovcnt, (off_t)z.wp);
+		ssize_t n = pwritev(d->fd, iov, iovcnt, (off_t)z.wp);
 		if (n < 0)
 			ret = -errno;
 		else if ((uint64_t)n != cmd->len)
@@ -175,24 +200,49 @@ static int zbdev_submit(struct zlfs_zdev *dev, struct zlfs_cmd *cmd)
 	d->stats.writes += cmd->op == ZLFS_OP_WRITE || cmd->op == ZLFS_OP_APPEND;
 	d->stats.flushes += cmd->op == ZLFS_OP_FLUSH;
 	pthread_mutex_unlock(&d->lock);
+	const struct iovec *iov = cmd->iov;
+	int iovcnt = cmd->iovcnt;
+	if ((cmd->op == ZLFS_OP_READ || cmd->op == ZLFS_OP_WRITE || cmd->op == ZLFS_OP_APPEND) &&
+	    !iov_aligned(cmd->iov, cmd->iovcnt, d->base.geom.lbs)) {
+		if (posix_memalign(&io->bounce, 4096, cmd->len)) {
+			free(io);
+			pthread_mutex_lock(&d->lock);
+			if (!--d->inflight)
+				pthread_cond_broadcast(&d->cv);
+			pthread_mutex_unlock(&d->lock);
+			return -ENOMEM;
+		}
+		if (cmd->op != ZLFS_OP_READ) {
+			uint8_t *dst = io->bounce;
+			for (int i = 0; i < cmd->iovcnt; i++) {
+				memcpy(dst, cmd->iov[i].iov_base, cmd->iov[i].iov_len);
+				dst += cmd->iov[i].iov_len;
+			}
+		}
+		io->biov.iov_base = io->bounce;
+		io->biov.iov_len = cmd->len;
+		iov = &io->biov;
+		iovcnt = 1;
+	}
 	switch (cmd->op) {
 	case ZLFS_OP_READ:
-		ret = zuring_readv(&d->ur, d->fd, cmd->iov, cmd->iovcnt, cmd->off, &io->req);
+		ret = zuring_readv(&d->ur, d->fd, iov, iovcnt, cmd->off, &io->req);
 		break;
 	case ZLFS_OP_WRITE:
-		ret = zuring_writev(&d->ur, d->fd, cmd->iov, cmd->iovcnt, cmd->off, &io->req);
+		ret = zuring_writev(&d->ur, d->fd, iov, iovcnt, cmd->off, &io->req);
 		break;
 	case ZLFS_OP_FLUSH:
 		ret = zuring_fsync(&d->ur, d->fd, &io->req);
 		break;
 	case ZLFS_OP_APPEND:
-		cmd->result = do_append(d, cmd);
+		cmd->result = do_append(d, cmd, iov, iovcnt);
 		ret = zuring_post(&d->ur, &io->req);
 		break;
 	default:
 		ret = -EINVAL;
 	}
 	if (ret) {
+		free(io->bounce);
 		free(io);
 		pthread_mutex_lock(&d->lock);
 		if (!--d->inflight)
@@ -322,6 +372,26 @@ static const struct zdev_ops zbdev_ops = {
 	.stats = zbdev_stats,
 };
 
+/* The kernel's limit for one request (queue/max_sectors_kb), 0 if unknown. */
+static uint32_t max_io_bytes(int fd)
+{
+	struct stat st;
+	char path[128];
+	unsigned long kb = 0;
+
+	if (fstat(fd, &st) < 0)
+		return 0;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/max_sectors_kb",
+		 major(st.st_rdev), minor(st.st_rdev));
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%lu", &kb) != 1)
+		kb = 0;
+	fclose(f);
+	return kb > 4096 ? 4u << 20 : (uint32_t)(kb * 1024) & ~4095u;
+}
+
 int zbd_backend_open(const char *path, struct zopts *o, struct zlfs_zdev **out)
 {
 	uint64_t qd = 64, nozwl = 1, zs = 64ull << 20;
@@ -406,6 +476,7 @@ int zbd_backend_open(const char *path, struct zopts *o, struct zlfs_zdev **out)
 	}
 	g->depth = (uint32_t)qd;
 	g->no_zwl = nozwl != 0;
+	g->max_io = max_io_bytes(d->fd);
 	if ((ret = zuring_init(&d->ur, 2 * g->depth + 16))) {
 		if (g->kind == ZLFS_DEV_BLOCK)
 			zbd_close(d->fd);

@@ -243,8 +243,11 @@ static bool can_dispatch(struct zlfs_disp *d, struct drq *rq)
 	struct dzone *z = &d->zones[rq->zone];
 	if (rq->recovery)
 		return true;
-	if (d->mode == ZLFS_MODE_NOLOCK && (z->nparked || z->recov_inflight))
-		return false;
+	if (d->mode == ZLFS_MODE_NOLOCK && (z->nparked || z->recov_inflight)) {
+		/* a write below every parked one may be the one they wait for */
+		return z->nparked && !z->recov_inflight &&
+		       rq->off < container_of(z->parked.next, struct drq, fnode)->off;
+	}
 	if (rq->needs_lock && z->locked)
 		return false;
 	return true;
@@ -852,12 +855,32 @@ static int zone_reread(struct zlfs_disp *d, struct dzone *z)
 	return 0;
 }
 
+/* Is a write to zone z below `off` still waiting in the scheduler? */
+static bool queued_below(struct zlfs_disp *d, struct dzone *z, uint64_t off)
+{
+	for (int p = 0; p < NR_LEVELS; p++) {
+		struct dnode *h = &d->lv[p].sort[DIR_WRITE];
+		for (struct dnode *n = h->next; n != h; n = n->next) {
+			struct drq *rq = SORT_RQ(n);
+			if (rq->off >= z->start && rq->off < off)
+				return true;
+			if (rq->off >= off)
+				break;
+		}
+	}
+	return false;
+}
+
 /* The zone is quiet and has parked writes: resubmit them or fail them. */
 static void recover_zone(struct zlfs_disp *d, struct dzone *z, struct after *a)
 {
 	struct drq *low = FIFO_RQ(z->parked.next);
 
 	if (low->off != z->wp && (zone_reread(d, z) || low->off != z->wp)) {
+		/* a write still queued below them may fill the gap: let it go first
+		 * (can_dispatch lets it through); recovery runs again when it is done */
+		if (queued_below(d, z, low->off))
+			return;
 		/* a hole nothing can fill: give up on all of them */
 		while (!dl_empty(&z->parked)) {
 			struct drq *rq = FIFO_RQ(z->parked.next);
@@ -1052,6 +1075,8 @@ int zlfs_disp_create(struct zlfs_zdev *dev, const struct zlfs_disp_opts *o, stru
 	if (d->async_depth > d->nr_requests)
 		d->async_depth = d->nr_requests;
 	d->max_req = (uint64_t)d->o.max_req_kb * 1024;
+	if (d->g->max_io && d->max_req > d->g->max_io)
+		d->max_req = d->g->max_io;   /* merges must not make requests a kernel splits */
 	if (d->max_req < d->g->lbs)
 		d->max_req = d->g->lbs;
 	pthread_mutex_init(&d->lock, NULL);

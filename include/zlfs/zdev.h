@@ -88,6 +88,9 @@ struct zlfs_zdev_geom {
 	uint32_t max_active;  /* 0 = no limit */
 	uint32_t lbs;         /* logical block size, bytes */
 	uint32_t depth;       /* commands the device accepts at once */
+	uint32_t max_io;      /* largest command the device takes whole, bytes (0 = any);
+			       * a kernel splits bigger writes, and a split write can land
+			       * in part, so writers to sequential zones stay below it */
 	uint8_t  kind;        /* enum zlfs_dev_kind */
 	bool     zoned;       /* has sequential zones */
 	bool     no_zwl;      /* device flag "no zone write lock" */
