@@ -240,6 +240,54 @@ static int remap_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, u
 	return 0;
 }
 
+/* A new address for file block `index`; the slot itself is not touched yet. */
+static int alloc_for(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, uint32_t *old,
+		     uint32_t *addr)
+{
+	struct znode *dn;
+	unsigned int ofs, nr;
+	int ret;
+
+	if ((ret = zlfs_get_dnode(sbi, zi, index, true, &dn, &ofs)))
+		return ret;
+	*old = zf_le32_to_cpu(zlfs_dnode_addrs(dn, &nr)[ofs]);
+	uint16_t ofs_in_node = (uint16_t)(ofs + (dn == zi->node ? zf_extra_isize_words(zi_raw(zi)) : 0));
+	return zlfs_alloc_block(sbi, ZF_LOG_WARM_DATA, dn->nid, ofs_in_node,
+				sbi->nat[dn->nid].version, addr);
+}
+
+/*
+ * The data of blocks [first, first+n) is on the device: point the slots at
+ * it.  A slot that changed meanwhile (another write, a truncate) keeps its
+ * new value and our block is dropped.
+ */
+static void commit_blocks(struct zlfs_sb *sbi, struct zinode *zi, uint64_t first,
+			  const uint32_t *olds, const uint32_t *addrs, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct znode *dn;
+		unsigned int ofs, nr;
+		if (zlfs_get_dnode(sbi, zi, first + i, false, &dn, &ofs)) {
+			zlfs_invalidate_block(sbi, addrs[i]);
+			continue;
+		}
+		zf_le32 *slot = &zlfs_dnode_addrs(dn, &nr)[ofs];
+		uint32_t cur = zf_le32_to_cpu(*slot);
+		if (cur != olds[i]) {
+			zlfs_invalidate_block(sbi, addrs[i]);
+			continue;
+		}
+		struct zf_inode *ri = zi_raw(zi);
+		if (cur == ZF_NULL_ADDR)
+			ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) + 1);
+		else if (cur != ZF_NEW_ADDR)
+			zlfs_invalidate_block(sbi, cur);
+		*slot = zf_cpu_to_le32(addrs[i]);
+		zlfs_node_dirty(sbi, dn);
+	}
+	zlfs_node_dirty(sbi, zi->node);
+}
+
 int zlfs_write_file_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index,
 			  const void *buf, unsigned int log)
 {
@@ -315,7 +363,7 @@ int zlfs_file_write(struct zlfs_sb *sbi, struct zinode *zi, const char *buf, siz
 	if (zlfs_free_user_blocks(sbi) < n)
 		return -ENOSPC;
 	void **bufs = calloc(n, sizeof(*bufs));
-	uint32_t *addrs = calloc(n, sizeof(*addrs));
+	uint32_t *addrs = calloc(n, sizeof(*addrs)), *olds = NULL;
 	uint8_t *edge = malloc(2 * ZF_BLKSIZE);   /* partial first and last blocks */
 	if (!bufs || !addrs || !edge) {
 		ret = -ENOMEM;
@@ -337,17 +385,32 @@ int zlfs_file_write(struct zlfs_sb *sbi, struct zinode *zi, const char *buf, siz
 		memcpy(e + lo, buf + (bstart + lo - off), hi - lo);
 		bufs[i] = e;
 	}
-	/* allocate in order; the writes go out in the same order */
+	/*
+	 * Allocate in order; the writes go out in the same order.  The node
+	 * slots keep the old addresses until the data has landed, so a reader
+	 * running meanwhile (the lock is dropped) sees the old block whole.
+	 */
+	olds = calloc(n, sizeof(*olds));
+	if (!olds) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	for (uint32_t i = 0; i < n; i++) {
-		if ((ret = remap_block(sbi, zi, first + i, ZF_LOG_WARM_DATA, &addrs[i]))) {
-			if (i)
+		if ((ret = alloc_for(sbi, zi, first + i, &olds[i], &addrs[i]))) {
+			if (i) {
 				write_unlocked(sbi, bufs, addrs, i);
+				commit_blocks(sbi, zi, first, olds, addrs, i);
+			}
 			goto out;
 		}
 	}
 	ret = write_unlocked(sbi, bufs, addrs, n);
-	if (ret)
+	if (ret) {
+		for (uint32_t i = 0; i < n; i++)
+			zlfs_invalidate_block(sbi, addrs[i]);
 		goto out;
+	}
+	commit_blocks(sbi, zi, first, olds, addrs, n);
 	ri = zi_raw(zi);
 	if (off + len > zf_le64_to_cpu(ri->i_size))
 		ri->i_size = zf_cpu_to_le64(off + len);
@@ -356,6 +419,7 @@ int zlfs_file_write(struct zlfs_sb *sbi, struct zinode *zi, const char *buf, siz
 out:
 	free(bufs);
 	free(addrs);
+	free(olds);
 	free(edge);
 	return ret;
 }

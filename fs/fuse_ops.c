@@ -930,7 +930,10 @@ static void zl_statfs(fuse_req_t req, fuse_ino_t ino)
 	st.f_bsize = ZF_BLKSIZE;
 	st.f_frsize = ZF_BLKSIZE;
 	st.f_blocks = sbi->user_block_count;
-	st.f_bfree = zlfs_free_user_blocks(sbi);
+	/* dirty nodes take a block each at the next checkpoint: count them as used */
+	uint64_t bfree = zlfs_free_user_blocks(sbi);
+	bfree = bfree > sbi->nr_dirty_nodes ? bfree - sbi->nr_dirty_nodes : 0;
+	st.f_bfree = bfree;
 	st.f_bavail = st.f_bfree;
 	uint32_t usable_nids = sbi->max_nid - ZF_FIRST_FREE_NID;
 	st.f_files = usable_nids;
