@@ -144,6 +144,17 @@ static unsigned int used_bytes(uint8_t *buf, unsigned int cap)
 	return (unsigned int)((uint8_t *)e - buf);
 }
 
+/* Remove entry e from the buffer, closing the gap. */
+static void drop_entry(uint8_t *buf, unsigned int cap, struct zf_xattr_entry *e)
+{
+	unsigned int esz = zf_xattr_entry_size(e->e_name_len, zf_le16_to_cpu(e->e_value_size));
+	unsigned int end = used_bytes(buf, cap);
+	uint8_t *p = (uint8_t *)e;
+
+	memmove(p, p + esz, end - (unsigned int)(p - buf) - esz);
+	memset(buf + end - esz, 0, esz);
+}
+
 /* Store the buffer back: inline part, then the xattr node (made or freed). */
 static int store(struct zlfs_sb *sbi, struct zinode *zi, uint8_t *buf, unsigned int cap)
 {
@@ -353,13 +364,8 @@ int zlfs_xattr_set(struct zlfs_sb *sbi, struct zinode *zi, const char *name,
 		ret = -ENODATA;
 		goto out;
 	}
-	if (e) {   /* remove the old entry, closing the gap */
-		unsigned int esz = zf_xattr_entry_size(e->e_name_len, zf_le16_to_cpu(e->e_value_size));
-		unsigned int end = used_bytes(buf, cap);
-		uint8_t *p = (uint8_t *)e;
-		memmove(p, p + esz, end - (unsigned int)(p - buf) - esz);
-		memset(buf + end - esz, 0, esz);
-	}
+	if (e)
+		drop_entry(buf, cap, e);
 	size_t nl = strlen(suffix);
 	unsigned int need = zf_xattr_entry_size((unsigned int)nl, (unsigned int)size);
 	unsigned int end = used_bytes(buf, cap);
@@ -399,11 +405,7 @@ int zlfs_xattr_remove(struct zlfs_sb *sbi, struct zinode *zi, const char *name)
 		ret = -ENODATA;
 		goto out;
 	}
-	unsigned int esz = zf_xattr_entry_size(e->e_name_len, zf_le16_to_cpu(e->e_value_size));
-	unsigned int end = used_bytes(buf, cap);
-	uint8_t *p = (uint8_t *)e;
-	memmove(p, p + esz, end - (unsigned int)(p - buf) - esz);
-	memset(buf + end - esz, 0, esz);
+	drop_entry(buf, cap, e);
 	ret = store(sbi, zi, buf, cap);
 	if (!ret)
 		zlfs_inode_touch(zi, false, true, false);
