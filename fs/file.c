@@ -235,6 +235,7 @@ static int remap_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, u
 		zlfs_invalidate_block(sbi, old);
 	}
 	*slot = zf_cpu_to_le32(*addr);
+	zlfs_ext_drop(zi);
 	zlfs_node_dirty(sbi, dn);
 	zlfs_node_dirty(sbi, zi->node);
 	return 0;
@@ -285,6 +286,7 @@ static void commit_blocks(struct zlfs_sb *sbi, struct zinode *zi, uint64_t first
 		*slot = zf_cpu_to_le32(addrs[i]);
 		zlfs_node_dirty(sbi, dn);
 	}
+	zlfs_ext_drop(zi);
 	zlfs_node_dirty(sbi, zi->node);
 }
 
@@ -498,6 +500,7 @@ static int punch_blocks(struct zlfs_sb *sbi, struct zinode *zi, uint64_t from, u
 			continue;
 		zlfs_invalidate_block(sbi, a);
 		*slot = 0;
+		zlfs_ext_drop(zi);
 		struct zf_inode *ri = zi_raw(zi);
 		ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) - 1);
 		zlfs_node_dirty(sbi, dn);

@@ -538,6 +538,7 @@ static void free_data_slot(struct zlfs_sb *sbi, struct zinode *zi, zf_le32 *slot
 	if (a != ZF_NEW_ADDR)
 		zlfs_invalidate_block(sbi, a);
 	*slot = 0;
+	zlfs_ext_drop(zi);
 	ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) - 1);
 }
 

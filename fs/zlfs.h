@@ -30,6 +30,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "zlfs/disp.h"
@@ -66,6 +67,18 @@ struct zinode {
 static inline struct zf_inode *zi_raw(struct zinode *zi)
 {
 	return &zi->node->blk.i;
+}
+
+/*
+ * F2FS's largest-extent hint (i_ext) describes where a run of the file's
+ * blocks lives; zlfs does not maintain it, so any change to the file's
+ * block map drops it (fsck.f2fs checks a present extent against the map).
+ */
+static inline void zlfs_ext_drop(struct zinode *zi)
+{
+	struct zf_inode *ri = zi_raw(zi);
+	if (ri->i_ext.len)
+		memset(&ri->i_ext, 0, sizeof(ri->i_ext));
 }
 
 /* ---- logs (segment.c) ---- */

@@ -2,54 +2,62 @@
  * fsops.c - randomized differential test of a mounted filesystem against a
  * reference directory (tmpfs, or any local Linux filesystem).
  *
- *   fsops [OPTIONS] FSDIR REFDIR SEED NOPS     run NOPS random operations on both
- *   fsops --compare FSDIR REFDIR               only compare the two trees
+ *   fsops [OPTIONS] FSDIR REFDIR SEED NOPS   NOPS random operations on both
+ *   fsops --compare FSDIR REFDIR             only compare the two trees
+ *   fsops --dio-race FSDIR [ROUNDS]          O_DIRECT reads racing rewrites
  *
  * Every operation runs on both sides with the same arguments and must give
  * the same result there, errno included; reads must return the same bytes.
- * The operations: create (O_EXCL, O_TRUNC), pwrite at random offsets (also
- * far past EOF, making holes, and O_APPEND), pread, truncate (grow and
- * shrink), mkdir, rmdir, unlink, rename (plain, over existing entries,
- * RENAME_NOREPLACE and RENAME_EXCHANGE through the renameat2 syscall),
- * link, symlink, readlink, chmod, chown, writes through shared mappings, utimensat with nanoseconds (checked at
- * once), set/get/list/removexattr of user.* names, fallocate (0, KEEP_SIZE,
- * PUNCH_HOLE|KEEP_SIZE), mknod (FIFO, character and block devices,
- * sockets), fsync, stat, readdir, batches of hundreds of entries in one
- * directory (hash levels), descriptors kept open across operations
- * (write, read, ftruncate, fstat through them after the name is gone), and
- * open / unlink / write / read / close in one go.  Every DROP operations
- * (default 1000) the filesystem is synced and the kernel's caches dropped,
- * so that later reads and lookups reach the filesystem and not the page
- * and dentry caches.  Every COMPARE operations, and at the end, both trees
- * are compared in full: names, types, modes, owners, sizes, contents, link counts,
- * which names share an inode, symlink targets, device numbers, xattrs.
- * At the end every entry gets the same timestamps with nanoseconds on both
- * sides (utimensat, deepest first), and mtimes are compared too, so that a
- * later --compare (after an unmount and a remount, say) checks that they
- * persisted.
+ * The operations: create (O_EXCL, O_TRUNC); pwrite at random offsets (also
+ * far past EOF, making holes) and O_APPEND writes; pread; truncate (grow
+ * and shrink); mkdir, rmdir, unlink; rename (plain, over existing entries,
+ * RENAME_NOREPLACE and RENAME_EXCHANGE through the renameat2 syscall);
+ * link, symlink, readlink; chmod, chown; writes through shared mappings;
+ * utimensat with nanoseconds (checked at once); set/get/list/removexattr of
+ * user.* names; fallocate (0, KEEP_SIZE, PUNCH_HOLE|KEEP_SIZE); mknod
+ * (FIFOs, character and block devices, sockets); fsync; stat; readdir;
+ * batches of hundreds of entries in one directory (its hash levels);
+ * descriptors kept open across operations (write, read, ftruncate, fstat
+ * after the name is gone; getdents, openat, mkdirat, unlinkat, fstatat
+ * relative to a directory renamed or removed since); and open, unlink,
+ * write, read, close in one go.
  *
- * Directory and file mtimes are also checked after each operation that
- * must update them (they must not be older than the operation, with 2 s
- * of slack).
+ * Every --drop-every operations (default 1000) the filesystem is synced
+ * and the kernel's caches are dropped, so that later reads and lookups
+ * reach the filesystem rather than the page and dentry caches.  Every
+ * --compare-every operations (default 2500), and at the end, both trees
+ * are compared in full: names, types, modes, owners, sizes, contents, link
+ * counts, which names share an inode, symlink targets, device numbers,
+ * xattrs.  At the end every entry gets the same timestamps with
+ * nanoseconds on both sides (utimensat, deepest first) and mtimes are
+ * compared too, so that a later --compare (after an unmount and a remount,
+ * say) checks that they persisted.  Directory and file mtimes are also
+ * checked after each operation that must update them: not older than the
+ * operation, with 2 s of slack.
  *
  * --concurrent N: N processes, each running NOPS/N operations in its own
  * subdirectory tK on both sides, and all writing one shared file
  * ("shared") at disjoint, block-unaligned 3000-byte chunks, twice each;
  * then the shared file is checked against the expected pattern and the
- * trees compared.
+ * trees are compared.
+ *
+ * --dio-race: one process rewrites 16 blocks of a file with O_DIRECT while
+ * three read them with O_DIRECT; every read must return a whole old or new
+ * block.
+ *
+ * Other options: --no OP[,OP...] leaves operations out (to look past a
+ * known bug), -v prints every operation (with the reference's inode
+ * number of its first path, to follow a file across renames).
  *
  * The first divergence is printed (op number, op, paths, both results)
  * and the exit status is 1; 0 when everything matched, 2 for usage or
- * setup errors.
- *
- * Options: --concurrent N, --compare, --drop-every N (0 = never),
- * --compare-every N (0 = only at the end), --no OP[,OP...] (leave
- * operations out, to look past a known bug), -v (print every operation).
+ * setup errors.  Runs are deterministic for a seed (--concurrent: per
+ * worker).
  *
  * Paths are relative: the process changes into the root of the side it
- * works on, so that both sides see identical path strings (and identical
+ * works on, so both sides see identical path strings (and identical
  * ENAMETOOLONG behaviour).  Symlink targets only point downwards, so
- * nothing resolves outside the tree.
+ * nothing resolves outside the tree.  Device nodes are never opened.
  *
  * Build: cc -O2 -Wall -Wextra -Werror -o fsops tests/fs/fsops.c
  */
@@ -1094,12 +1102,12 @@ static void op_fsync(void)
 	char p[MAXREL];
 	R o[2], r[2];
 	int fd[2];
-	bool dir = chance(25);
+	bool dir = chance(25), data = chance(50);
 
 	pick(p, dir ? F_DIR : F_REG);
 	if (is_device(p))
 		return;
-	setdesc("fsync '%s'", p);
+	setdesc("%s '%s'", data ? "fdatasync" : "fsync", p);
 	for (int s = 0; s < 2; s++) {
 		enter(s);
 		fd[s] = open(P(p), O_RDONLY | O_NONBLOCK);
@@ -1109,7 +1117,7 @@ static void op_fsync(void)
 	if (fd[0] < 0)
 		return;
 	for (int s = 0; s < 2; s++) {
-		r[s] = mk(chance(50) ? fsync(fd[s]) : fdatasync(fd[s]));
+		r[s] = mk(data ? fdatasync(fd[s]) : fsync(fd[s]));
 		close(fd[s]);
 	}
 	/* a FIFO gives EINVAL on both */
@@ -1641,6 +1649,121 @@ static void op_fd_close(void)
 	fd_close_slot(k);
 }
 
+/* A directory descriptor in a slot: what happens relative to it after the
+ * directory was renamed or removed. */
+static void op_fd_opendir(void)
+{
+	char p[MAXREL];
+	R r[2];
+	int k = (int)rnd(NFDS), fd[2];
+
+	pick(p, chance(10) ? F_ANY : F_DIR);
+	setdesc("fd[%d] = open '%s' O_RDONLY|O_DIRECTORY", k, P(p));
+	fd_close_slot(k);
+	for (int s = 0; s < 2; s++) {
+		enter(s);
+		fd[s] = open(P(p), O_RDONLY | O_DIRECTORY);
+		r[s] = mkfd(fd[s]);
+	}
+	if (!same(r[0], r[1]))
+		for (int s = 0; s < 2; s++)
+			if (fd[s] >= 0)
+				close(fd[s]);
+	cmp("open(O_DIRECTORY)", r[0], r[1]);
+	if (fd[0] < 0)
+		return;
+	fds[k].fd[0] = fd[0];
+	fds[k].fd[1] = fd[1];
+	fds[k].app = false;
+	strcpy(fds[k].rel, p);
+}
+
+/* Names (sorted, '/'-joined) from getdents64 on a descriptor, from offset 0. */
+static long fd_names(int fd, char *out, size_t outlen)
+{
+	static char buf[32768];
+	char *v[4096];
+	static char store[4096][16];
+	int n = 0;
+
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return -1;
+	for (;;) {
+		long got = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		if (got < 0)
+			return -1;
+		if (!got)
+			break;
+		for (long off = 0; off < got;) {
+			struct { uint64_t ino; int64_t off; unsigned short reclen; unsigned char type; char name[]; }
+				*d = (void *)(buf + off);
+			if (strcmp(d->name, ".") && strcmp(d->name, "..") && n < 4096) {
+				snprintf(store[n], sizeof(store[n]), "%.15s", d->name);
+				v[n] = store[n];
+				n++;
+			}
+			off += d->reclen;
+		}
+	}
+	qsort(v, (size_t)n, sizeof(v[0]), cmpstr);
+	out[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		strncat(out, v[i], outlen - strlen(out) - 2);
+		strcat(out, "/");
+	}
+	return n;
+}
+
+static void op_fd_dirop(void)
+{
+	int k = fd_any();
+	R r[2];
+	if (k < 0)
+		return;
+	const char *name = rand_name();
+	unsigned int what = (unsigned int)rnd(5);
+	int uflags = chance(30) ? AT_REMOVEDIR : 0;   /* drawn once: both sides alike */
+	static const char *const wn[] = { "getdents", "openat(O_CREAT)", "mkdirat", "unlinkat", "fstatat" };
+	setdesc("fd[%d] ('%s' when opened): %s '%s'%s", k, fds[k].rel, wn[what], what ? name : "",
+		what == 3 && uflags ? " AT_REMOVEDIR" : "");
+	if (what == 0) {
+		static char l[2][65536];
+		for (int s = 0; s < 2; s++) {
+			long n = fd_names(fds[k].fd[s], l[s], sizeof(l[s]));
+			r[s] = mk(n);
+		}
+		cmp("getdents64", r[0], r[1]);
+		if (r[0].ret >= 0 && strcmp(l[0], l[1]))
+			diverge("getdents64: fs [%.300s], ref [%.300s]", l[0], l[1]);
+		return;
+	}
+	if (what == 1) {   /* never open a device node (the reference may allow it) */
+		struct stat st;
+		if (!fstatat(fds[k].fd[1], name, &st, 0) && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
+			return;
+	}
+	for (int s = 0; s < 2; s++) {
+		int dfd = fds[k].fd[s];
+		switch (what) {
+		case 1: {
+			int fd = openat(dfd, name, O_CREAT | O_WRONLY | O_NONBLOCK, 0644);
+			r[s] = mkfd(fd);
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+		case 2: r[s] = mk(mkdirat(dfd, name, 0755)); break;
+		case 3: r[s] = mk(unlinkat(dfd, name, uflags)); break;
+		default: {
+			struct stat st;
+			r[s] = mk(fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW));
+		}
+		}
+	}
+	ents_dirty = true;
+	cmp(wn[what], r[0], r[1]);
+}
+
 /* ---- the table ----------------------------------------------------------------------- */
 
 struct op {
@@ -1688,6 +1811,8 @@ static struct op ops[] = {
 	{ "fd_truncate", 1, op_fd_truncate, false, 0 },
 	{ "fd_stat", 1, op_fd_stat, false, 0 },
 	{ "fd_close", 2, op_fd_close, false, 0 },
+	{ "fd_opendir", 1, op_fd_opendir, false, 0 },
+	{ "fd_dirop", 2, op_fd_dirop, false, 0 },
 };
 #define NOPS_T (sizeof(ops) / sizeof(ops[0]))
 
@@ -2058,12 +2183,112 @@ static int run_concurrent(int n, long nops)
 	return 0;
 }
 
+/* ---- --dio-race: O_DIRECT reads racing O_DIRECT rewrites of the same blocks ---------- */
+
+#define RACE_BLOCKS 16
+
+static void race_pat(uint8_t *b, unsigned int blk, unsigned int round)
+{
+	for (unsigned int i = 0; i < 4096; i += 8) {
+		b[i] = 0xa5;
+		b[i + 1] = (uint8_t)blk;
+		b[i + 2] = (uint8_t)round;
+		b[i + 3] = (uint8_t)(round >> 8);
+		memset(b + i + 4, 0x5a, 4);
+	}
+}
+
+/*
+ * A writer rewrites 16 blocks of DIR/dio-race round after round (whole
+ * 4 KiB blocks, O_DIRECT); three readers read them with O_DIRECT.  Every
+ * block read must hold one whole round's pattern (the old or the new
+ * data), never zeros or a mix.  Exit 1 if any read did not.
+ */
+static int dio_race(const char *dir, unsigned int rounds)
+{
+	char path[MAXREL];
+	uint8_t *b, *e;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/dio-race", dir);
+	if (posix_memalign((void **)&b, 4096, 4096) || posix_memalign((void **)&e, 4096, 4096))
+		die("out of memory");
+	fd = open(path, O_CREAT | O_TRUNC | O_RDWR | O_DIRECT, 0644);
+	if (fd < 0)
+		die("open %s with O_DIRECT: %s", path, strerror(errno));
+	for (unsigned int k = 0; k < RACE_BLOCKS; k++) {
+		race_pat(b, k, 0);
+		if (pwrite(fd, b, 4096, (off_t)k * 4096) != 4096)
+			die("pwrite: %s", strerror(errno));
+	}
+	close(fd);
+	int pfd[2];
+	if (pipe(pfd))
+		die("pipe: %s", strerror(errno));
+	pid_t rd[3];
+	for (int i = 0; i < 3; i++) {
+		rd[i] = fork();
+		if (rd[i] == 0) {   /* reader: until the writer closes the pipe */
+			close(pfd[1]);
+			fcntl(pfd[0], F_SETFL, O_NONBLOCK);
+			int f = open(path, O_RDONLY | O_DIRECT);
+			long bad = 0, reads = 0;
+			uint64_t r = (uint64_t)i * 7919 + 1;
+			char c;
+			while (read(pfd[0], &c, 1) < 0 && errno == EAGAIN) {
+				r = r * 6364136223846793005ull + 1442695040888963407ull;
+				unsigned int k = (unsigned int)(r >> 33) % RACE_BLOCKS;
+				ssize_t n = pread(f, b, 4096, (off_t)k * 4096);
+				reads++;
+				if (n == 4096) {
+					race_pat(e, k, (unsigned int)(b[2] | b[3] << 8));
+					if (!memcmp(b, e, 4096))
+						continue;
+				}
+				if (bad++ < 3) {
+					size_t z = 0;
+					while (z < 4096 && !b[z])
+						z++;
+					fprintf(stderr, "fsops: dio-race: block %u read %zd bytes, not a whole "
+						"round's data (%s; first bytes %02x %02x %02x %02x)\n", k, n,
+						z == 4096 ? "all zeros" : "mixed", b[0], b[1], b[2], b[3]);
+				}
+			}
+			printf("fsops: dio-race reader %d: %ld reads, %ld bad\n", i, reads, bad);
+			fflush(stdout);
+			_exit(bad ? 1 : 0);
+		}
+	}
+	close(pfd[0]);
+	fd = open(path, O_WRONLY | O_DIRECT);
+	for (unsigned int r = 1; r <= rounds; r++) {
+		unsigned int k = r % RACE_BLOCKS;
+		race_pat(b, k, r);
+		if (pwrite(fd, b, 4096, (off_t)k * 4096) != 4096)
+			die("pwrite: %s", strerror(errno));
+	}
+	close(fd);
+	close(pfd[1]);
+	int ret = 0;
+	for (int i = 0; i < 3; i++) {
+		int st;
+		waitpid(rd[i], &st, 0);
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			ret = 1;
+	}
+	unlink(path);
+	free(b);
+	free(e);
+	return ret;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
 		"usage: fsops [--concurrent N] [--drop-every N] [--compare-every N] [--no OP,...] [-v]\n"
 		"             FSDIR REFDIR SEED NOPS\n"
 		"       fsops --compare FSDIR REFDIR\n"
+		"       fsops --dio-race FSDIR [ROUNDS]\n"
 		"operations:");
 	for (size_t i = 0; i < NOPS_T; i++)
 		fprintf(stderr, " %s", ops[i].name);
@@ -2077,6 +2302,8 @@ int main(int argc, char **argv)
 	bool compare_only = false;
 	int i;
 
+	if (argc >= 3 && !strcmp(argv[1], "--dio-race"))
+		return dio_race(argv[2], argc > 3 ? (unsigned int)atoi(argv[3]) : 3000);
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--concurrent") && i + 1 < argc)
