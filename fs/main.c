@@ -220,11 +220,16 @@ int main(int argc, char **argv)
 			perror("zlfs: status");
 		close(status_fd);
 		status_fd = -1;
+		/*
+		 * Let go of the terminal entirely: a caller reading our output (a
+		 * script's $(...), mount run from a service) must see it end when
+		 * the parent exits.  Run with -f to keep error messages in view.
+		 */
 		int nul = open("/dev/null", O_RDWR);
 		if (nul >= 0) {
 			dup2(nul, 0);
 			dup2(nul, 1);
-			/* stderr stays: a crash or device error should leave a trace */
+			dup2(nul, 2);
 			close(nul);
 		}
 		if (chdir("/"))

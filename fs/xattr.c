@@ -370,7 +370,7 @@ int zlfs_xattr_set(struct zlfs_sb *sbi, struct zinode *zi, const char *name,
 	unsigned int need = zf_xattr_entry_size((unsigned int)nl, (unsigned int)size);
 	unsigned int end = used_bytes(buf, cap);
 	if (end + need + 4 > cap) {
-		ret = -ENOSPC;
+		ret = -E2BIG;      /* what F2FS answers when the xattr space is full */
 		goto out;
 	}
 	e = (struct zf_xattr_entry *)(buf + end);

@@ -28,7 +28,7 @@
 # known bug); FSOPS_OPS changes the operation count (default 10000);
 # CHECK_MOUNT_SECTIONS picks parts (default "fsops posix enospc sload");
 # CHECK_MOUNT_KEEP=1 keeps the images and reference trees of a failed run.
-# About 3 minutes on 2 cores.
+# About 2 minutes on 2 cores.
 set -u
 export LC_ALL=C
 export PATH=$PATH:/usr/sbin:/sbin
