@@ -178,7 +178,6 @@ int zlfs_cp_load(struct zlfs_sb *sbi)
 			goto out;
 		}
 		l->usable = zf_layout_usable_blocks(&sbi->lay, l->segno);
-		l->active = true;
 		memset(&l->sum, 0, sizeof(l->sum));
 		l->sum.footer.entry_type = node ? ZF_SUM_TYPE_NODE : ZF_SUM_TYPE_DATA;
 	}

@@ -97,12 +97,6 @@ int zlfs_node_build_from(struct zlfs_sb *sbi, const struct zf_journal *nat_j)
 	return 0;
 }
 
-int zlfs_node_build(struct zlfs_sb *sbi)
-{
-	(void)sbi;
-	return 0;
-}
-
 void zlfs_node_destroy(struct zlfs_sb *sbi)
 {
 	for (uint32_t h = 0; sbi->node_hash && h < sbi->node_hash_size; h++) {

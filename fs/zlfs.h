@@ -45,7 +45,6 @@ struct zlfs_sb;
 /* ---- node cache (node.c) ---- */
 struct znode {
 	uint32_t nid;
-	uint32_t hnext_idx;      /* unused; hash chain below */
 	struct znode *hnext;
 	struct znode *lru_prev, *lru_next;
 	bool dirty;
@@ -87,7 +86,6 @@ struct zlog {
 	uint32_t blkoff;         /* next block in it */
 	uint32_t usable;         /* usable blocks in this segment */
 	struct zf_summary_block sum;   /* summary of the current segment */
-	bool active;
 };
 
 struct zseg {
@@ -211,7 +209,6 @@ uint64_t zlfs_free_user_blocks(const struct zlfs_sb *sbi);
 int zlfs_seg_fix_zones(struct zlfs_sb *sbi, bool clean);
 
 /* ---- node.c ---- */
-int zlfs_node_build(struct zlfs_sb *sbi);
 void zlfs_node_destroy(struct zlfs_sb *sbi);
 /* Get node nid into the cache (reading it if needed). */
 int zlfs_node_get(struct zlfs_sb *sbi, uint32_t nid, struct znode **out);
