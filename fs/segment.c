@@ -358,12 +358,11 @@ static uint64_t log_wp(const struct zlfs_sb *sbi, const struct zlog *l)
 	return (uint64_t)(zf_seg_blkaddr(&sbi->lay, l->segno) + l->blkoff) * ZF_BLKSIZE;
 }
 
-int zlfs_seg_fix_zones(struct zlfs_sb *sbi, bool clean)
+int zlfs_seg_fix_zones(struct zlfs_sb *sbi)
 {
 	struct zlfs_zone z;
 	int ret;
 
-	(void)clean;
 	if (!sbi->lay.zoned)
 		return 0;
 	/* 1: sections with nothing valid must have empty zones before anything

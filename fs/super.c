@@ -410,10 +410,8 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 		snprintf(err, errlen, "cannot load the checkpoint: %s", zlfs_zdev_strerror(ret));
 		goto fail;
 	}
-	bool clean = zf_le32_to_cpu(((struct zf_checkpoint *)sbi->cp_blk)->ckpt_flags) &
-		     ZF_CP_UMOUNT_FLAG;
 	if (!sbi->ro) {
-		if ((ret = zlfs_seg_fix_zones(sbi, clean))) {
+		if ((ret = zlfs_seg_fix_zones(sbi))) {
 			snprintf(err, errlen, "cannot bring the zones in line with the checkpoint: %s",
 				 zlfs_zdev_strerror(ret));
 			goto fail;

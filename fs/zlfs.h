@@ -206,7 +206,7 @@ int zlfs_seg_flush(struct zlfs_sb *sbi);
 void zlfs_seg_after_cp(struct zlfs_sb *sbi);
 uint64_t zlfs_free_user_blocks(const struct zlfs_sb *sbi);
 /* Reset zones that hold nothing and fix logs after mount. */
-int zlfs_seg_fix_zones(struct zlfs_sb *sbi, bool clean);
+int zlfs_seg_fix_zones(struct zlfs_sb *sbi);
 
 /* ---- node.c ---- */
 void zlfs_node_destroy(struct zlfs_sb *sbi);

@@ -31,7 +31,7 @@ struct zemu_zone {
 	uint64_t flushed_wp;
 	struct zundo *undo;        /* newest first */
 	uint32_t nundo;
-	bool pc_full;              /* scratch for pc_cut: full when power went */
+	bool pc_full;              /* scratch: full before a power cut / a finish */
 };
 
 /* On-disk zone state of an image, in IMAGE.zst (little-endian host only). */
