@@ -377,7 +377,13 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 
 	if (!sbi)
 		return -ENOMEM;
-	pthread_mutex_init(&sbi->lock, NULL);
+	/* held for microseconds by many FUSE threads on few cores: spin a
+	 * little before sleeping, a futex sleep and wake-up costs more */
+	pthread_mutexattr_t ma;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+	pthread_mutex_init(&sbi->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
 	pthread_cond_init(&sbi->io_cv, NULL);
 	sbi->ro = o && o->ro;
 	if ((ret = zlfs_zdev_open(spec, &sbi->dev))) {
