@@ -29,6 +29,8 @@ struct svc_queue {
 
 struct svc {
 	struct svc_params p;
+	pthread_mutex_t link_lock;
+	uint64_t link_free_ns;      /* when the data link is next idle */
 	svc_exec_fn exec;
 	void *ctx;
 	atomic_uint rr;
@@ -137,6 +139,7 @@ int svc_create(const struct svc_params *p, svc_exec_fn exec, void *ctx, struct s
 	s->p = *p;
 	s->exec = exec;
 	s->ctx = ctx;
+	pthread_mutex_init(&s->link_lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	for (i = 0; i < p->queues; i++) {
@@ -171,6 +174,7 @@ void svc_destroy(struct svc *s)
 		pthread_mutex_destroy(&q->lock);
 		pthread_cond_destroy(&q->cv);
 	}
+	pthread_mutex_destroy(&s->link_lock);
 	free(s);
 }
 
@@ -186,7 +190,16 @@ int svc_submit(struct svc *s, struct zlfs_cmd *cmd)
 			pthread_mutex_unlock(&q->lock);
 			continue;
 		}
-		uint64_t ready = zlfs_now_ns() + s->p.lat_ns;
+		uint64_t now = zlfs_now_ns(), ready = now + s->p.lat_ns;
+		if (s->p.mbps && cmd->len) {
+			uint64_t xfer = cmd->len * 1000000000ull / (s->p.mbps << 20);
+			pthread_mutex_lock(&s->link_lock);
+			uint64_t t0 = s->link_free_ns > now ? s->link_free_ns : now;
+			s->link_free_ns = t0 + xfer;
+			if (s->link_free_ns > ready)
+				ready = s->link_free_ns;
+			pthread_mutex_unlock(&s->link_lock);
+		}
 		if (q->tail && q->tail->ready_ns > ready)
 			ready = q->tail->ready_ns;
 		cmd->ready_ns = ready;

@@ -4,7 +4,9 @@
  *
  * A command submitted to queue q becomes ready lat_ns after its
  * submission (commands are pipelined: up to qd per queue are in service at
- * once).  A queue's worker executes ready commands in queue order by
+ * once), and not before its data has crossed the device's one data link:
+ * with mbps set, transfers take len / bandwidth each, one after another
+ * in submission order across all queues (null_blk's mbps).  A queue's worker executes ready commands in queue order by
  * calling exec(); execution is where the zone rules are checked, so
  * anything that changes the order on a queue turns into real unaligned-
  * write errors:
@@ -14,7 +16,8 @@
  *                 a queue (UFS legacy mode losing order on auto-hibernate).
  * An idle queue's worker sleeps on a condition variable: no timers run.
  *
- * Locks: one mutex per queue, never held while exec() runs.
+ * Locks: one mutex per queue, never held while exec() runs; the link's
+ * mutex nests inside a queue's.
  */
 #ifndef ZLFS_SVC_H
 #define ZLFS_SVC_H

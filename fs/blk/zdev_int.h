@@ -54,6 +54,7 @@ int zopts_check_unused(struct zopts *o);
 struct svc_params {
 	uint32_t queues, qd;
 	uint64_t lat_ns;
+	uint64_t mbps;          /* data link bandwidth in MiB/s, 0 = unlimited */
 	double reorder;
 	uint64_t hib_ns;
 	uint64_t seed;

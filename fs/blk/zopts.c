@@ -174,15 +174,15 @@ int zopts_check_unused(struct zopts *o)
 
 int svc_params_parse(struct zopts *o, struct svc_params *p)
 {
-	uint64_t lat_us = 0, hib_ms = 0;
+	uint64_t lat_us = 0, hib_ms = 0, mbps = 0;
 	uint64_t q = p->queues, qd = p->qd;
 	int ret;
 
 	p->enabled = p->enabled || zopts_get(o, "queues") || zopts_get(o, "qd") ||
 		     zopts_get(o, "lat_us") || zopts_get(o, "reorder") ||
-		     zopts_get(o, "hibernate_ms");
+		     zopts_get(o, "hibernate_ms") || zopts_get(o, "mbps");
 	if ((ret = zopts_u64(o, "queues", &q)) || (ret = zopts_u64(o, "qd", &qd)) ||
-	    (ret = zopts_u64(o, "lat_us", &lat_us)) ||
+	    (ret = zopts_u64(o, "lat_us", &lat_us)) || (ret = zopts_u64(o, "mbps", &mbps)) ||
 	    (ret = zopts_double(o, "reorder", &p->reorder)) ||
 	    (ret = zopts_u64(o, "hibernate_ms", &hib_ms)) ||
 	    (ret = zopts_u64(o, "seed", &p->seed)))
@@ -198,6 +198,7 @@ int svc_params_parse(struct zopts *o, struct svc_params *p)
 	p->queues = (uint32_t)q;
 	p->qd = (uint32_t)qd;
 	p->lat_ns = lat_us * 1000;
+	p->mbps = mbps;
 	p->hib_ns = hib_ms * 1000000;
 	return 0;
 }

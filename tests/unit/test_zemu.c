@@ -1455,6 +1455,30 @@ START_TEST(test_svc_hibernate)
 }
 END_TEST
 
+START_TEST(test_svc_bandwidth)
+{
+	/* 8 MiB over a 50 MiB/s link take at least 160 ms, whatever the queues */
+	struct zlfs_zdev *dev = open_dev("mem:size=16M,zone_size=1M,queues=4,qd=8,mbps=50");
+	uint32_t mib = 1u << 20;
+	uint8_t *d = pattern(mib, 77), *r = malloc(mib);
+
+	ck_assert_ptr_nonnull(r);
+	uint64_t t0 = now_ns();
+	for (uint32_t z = 0; z < 8; z++)
+		ck_assert_int_eq(zlfs_zdev_write(dev, d, mib, (uint64_t)z * mib), 0);
+	uint64_t el = now_ns() - t0;
+	ck_assert_msg(el >= 152000000ull, "8 MiB at 50 MiB/s took only %llu us",
+		      (unsigned long long)(el / 1000));
+	for (uint32_t z = 0; z < 8; z++) {
+		ck_assert_int_eq(zlfs_zdev_read(dev, r, mib, (uint64_t)z * mib), 0);
+		ck_assert_mem_eq(r, d, mib);
+	}
+	free(d);
+	free(r);
+	zlfs_zdev_close(dev);
+}
+END_TEST
+
 /* ---- idle ------------------------------------------------------------------------ */
 
 static uint64_t cpu_us(void)
@@ -1525,6 +1549,7 @@ int main(void)
 	tcase_add_test(tc, test_svc_in_order);
 	tcase_add_test(tc, test_svc_reorder);
 	tcase_add_test(tc, test_svc_hibernate);
+	tcase_add_test(tc, test_svc_bandwidth);
 	tcase_add_test(tc, test_idle_cpu);
 	tcase_add_test(tc, test_idle_cpu_hibernate);
 	suite_add_tcase(s, tc);
