@@ -227,6 +227,78 @@ static const struct { uint32_t bit; const char *name; } feature_names[] = {
 	{ ZF_FEAT_RO, "readonly" },
 };
 
+/*
+ * Open the volume's devices: spec, and when its superblock lists several
+ * devices (F2FS's devs[], made by mkfs.zlfs -c), the others by the paths
+ * recorded there, end to end.  The superblock is read directly, before
+ * any dispatcher exists; read_super checks it properly afterwards.
+ */
+static int open_devices(const char *spec, struct zlfs_zdev **out, char *err, size_t errlen)
+{
+	struct zlfs_zdev *dev;
+	uint8_t *blk = NULL;
+	int ret;
+
+	if ((ret = zlfs_zdev_open(spec, &dev))) {
+		snprintf(err, errlen, "%s", zlfs_zdev_errmsg());
+		return ret;
+	}
+	if (posix_memalign((void **)&blk, ZF_BLKSIZE, ZF_BLKSIZE)) {
+		zlfs_zdev_close(dev);
+		return -ENOMEM;
+	}
+	const struct zf_super *sb = (const struct zf_super *)(blk + ZF_SUPER_OFFSET);
+	bool multi = false;
+	for (uint32_t b = 0; b < 2 && !multi; b++) {
+		if (zlfs_zdev_read(dev, blk, ZF_BLKSIZE, (uint64_t)b * ZF_BLKSIZE) ||
+		    zf_le32_to_cpu(sb->magic) != ZF_SUPER_MAGIC)
+			continue;
+		if ((zf_le32_to_cpu(sb->feature) & ZF_FEAT_SB_CHKSUM) &&
+		    zf_super_crc(sb) != zf_le32_to_cpu(sb->crc))
+			continue;
+		multi = sb->devs[0].path[0] != 0;
+		break;
+	}
+	if (!multi) {
+		free(blk);
+		*out = dev;
+		return 0;
+	}
+	/* spec stands for device 0 whatever path it was made with (as in F2FS) */
+	char paths[ZF_MAX_DEVICES][ZF_DEVICE_PATH_LEN + 1];
+	const char *specs[ZF_MAX_DEVICES] = { spec };
+	uint32_t segs[ZF_MAX_DEVICES];
+	int n = 0;
+	for (; n < ZF_MAX_DEVICES && sb->devs[n].path[0]; n++) {
+		memcpy(paths[n], sb->devs[n].path, ZF_DEVICE_PATH_LEN);
+		paths[n][ZF_DEVICE_PATH_LEN] = 0;
+		if (n)
+			specs[n] = paths[n];
+		segs[n] = zf_le32_to_cpu(sb->devs[n].total_segments);
+	}
+	uint64_t seg0 = (uint64_t)zf_le32_to_cpu(sb->segment0_blkaddr) * ZF_BLKSIZE;
+	free(blk);
+	zlfs_zdev_close(dev);
+	if ((ret = zlfs_zdev_open_multi(specs, n, &dev))) {
+		snprintf(err, errlen, "the volume spans %d devices: %s", n, zlfs_zdev_errmsg());
+		return ret;
+	}
+	struct zlfs_zdev_member mem[ZF_MAX_DEVICES];
+	int got = zlfs_zdev_members(dev, mem, ZF_MAX_DEVICES);
+	for (int i = 0; i < got; i++) {
+		/* members sit end to end: all but the last must be exactly their part */
+		uint64_t need = (uint64_t)segs[i] * ZF_SEG_BYTES + (i ? 0 : seg0);
+		if (mem[i].size < need || (i + 1 < got && mem[i].size != need)) {
+			snprintf(err, errlen, "device %d (%s) is not the %llu bytes the volume "
+				 "expects there", i, specs[i], (unsigned long long)need);
+			zlfs_zdev_close(dev);
+			return -EINVAL;
+		}
+	}
+	*out = dev;
+	return 0;
+}
+
 static int read_super(struct zlfs_sb *sbi, char *err, size_t errlen)
 {
 	uint8_t *blk = malloc(ZF_BLKSIZE);
@@ -386,8 +458,7 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 	pthread_mutexattr_destroy(&ma);
 	pthread_cond_init(&sbi->io_cv, NULL);
 	sbi->ro = o && o->ro;
-	if ((ret = zlfs_zdev_open(spec, &sbi->dev))) {
-		snprintf(err, errlen, "%s", zlfs_zdev_errmsg());
+	if ((ret = open_devices(spec, &sbi->dev, err, errlen))) {
 		sbi->dev = NULL;
 		goto fail;
 	}

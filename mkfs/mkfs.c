@@ -1,9 +1,12 @@
 /*
  * mkfs.c - mkfs.zlfs: make a zlfs volume (F2FS on-disk format) on a device.
  *
- *   mkfs.zlfs DEVICE [-l LABEL] [-o OVERPROVISION%] [-f]
+ *   mkfs.zlfs DEVICE [-c DEVICE]... [-l LABEL] [-o OVERPROVISION%] [-f]
  *
- * DEVICE is any device spec (README "Device specs").  The layout is
+ * DEVICE is any device spec (README "Device specs").  With -c the volume
+ * spans several devices end to end, as mkfs.f2fs -c does: the first holds
+ * the metadata, the superblock lists every device's path and segment count
+ * (F2FS's devs[]), and the mount finds the others there.  The layout is
  * libzlfsfmt's (fs/f2fs/layout.c); this file checks the device, resets the
  * sequential zones and writes the initial volume: both superblocks, both
  * checkpoint packs, SIT, NAT, the SSA blocks of the six logs, and the root
@@ -56,6 +59,8 @@
 
 struct mkfs {
 	const char *spec;
+	const char *specs[ZF_MAX_DEVICES];  /* spec, then the -c devices */
+	int nspecs;
 	struct zlfs_zdev *dev;
 	const struct zlfs_zdev_geom *g;
 	struct zf_layout l;
@@ -77,12 +82,15 @@ struct mkfs {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: mkfs.zlfs DEVICE [-l LABEL] [-o OVERPROVISION%%] [-f]\n"
+		"usage: mkfs.zlfs DEVICE [-c DEVICE]... [-l LABEL] [-o OVERPROVISION%%] [-f]\n"
 		"  DEVICE  a device spec: /dev/..., an image made by zlfs-zdev create, mem:OPTS\n"
+		"  -c      a further device the volume spans (up to %d in all), after the first:\n"
+		"          the first holds the metadata (a device with conventional zones or\n"
+		"          none), then zoned ones, e.g. a ZNS namespace\n"
 		"  -l      volume label (up to %d UTF-16 code units)\n"
 		"  -o      overprovision ratio in percent (default: the best for the size)\n"
 		"  -f      overwrite an existing F2FS/zlfs filesystem\n",
-		ZF_MAX_VOLUME_NAME - 1);
+		ZF_MAX_DEVICES, ZF_MAX_VOLUME_NAME - 1);
 }
 
 __attribute__((format(printf, 1, 2)))
@@ -397,6 +405,44 @@ static int write_cp_pack(struct mkfs *m, int pack, uint64_t ver)
 	return write_blk(m, head, blk);
 }
 
+/* The bare path of a spec (options after '?' dropped) into out; -1 if too long. */
+static int spec_path(const char *spec, char *out, size_t outlen)
+{
+	size_t n = strcspn(spec, "?");
+
+	if (n >= outlen)
+		return -1;
+	memcpy(out, spec, n);
+	out[n] = 0;
+	return 0;
+}
+
+/*
+ * Multi-device volumes: devs[i] = { path, segments on device i }.  Device
+ * 0's segments start at segment0 (the superblock zone is not counted), as
+ * mkfs.f2fs and the kernel count them; their sum is segment_count.
+ */
+static void fill_devs(struct mkfs *m, struct zf_super *sb)
+{
+	struct zlfs_zdev_member mem[ZF_MAX_DEVICES];
+	uint32_t left = m->l.segment_count;
+
+	if (m->nspecs < 2)
+		return;
+	int n = zlfs_zdev_members(m->dev, mem, ZF_MAX_DEVICES);
+	for (int i = 0; i < n; i++) {
+		uint64_t bytes = mem[i].size;
+		if (i == 0)
+			bytes -= (uint64_t)m->l.segment0_blkaddr * ZF_BLKSIZE;
+		uint32_t segs = (uint32_t)(bytes / ZF_SEG_BYTES);
+		if (i == n - 1 || segs > left)
+			segs = left;
+		left -= segs;
+		spec_path(m->specs[i], (char *)sb->devs[i].path, sizeof(sb->devs[i].path));
+		sb->devs[i].total_segments = zf_cpu_to_le32(segs);
+	}
+}
+
 static void fill_super(struct mkfs *m, struct zf_super *sb)
 {
 	const struct zf_layout *l = &m->l;
@@ -437,6 +483,7 @@ static void fill_super(struct mkfs *m, struct zf_super *sb)
 	memcpy(sb->version, ver, strlen(ver));
 	memcpy(sb->init_version, ver, strlen(ver));
 	sb->feature = zf_cpu_to_le32(ZF_FEAT_SB_CHKSUM | (l->zoned ? ZF_FEAT_BLKZONED : 0));
+	fill_devs(m, sb);
 	sb->checksum_offset = zf_cpu_to_le32(ZF_SB_CHKSUM_OFFSET);
 	sb->crc = zf_cpu_to_le32(zf_super_crc(sb));
 }
@@ -632,6 +679,15 @@ static void print_summary(struct mkfs *m)
 	printf("  device:        %s, %llu bytes (%.2f GiB), %u-byte sectors\n",
 	       zlfs_zdev_kind_str(g->kind), (unsigned long long)g->size,
 	       (double)g->size / (1 << 30), g->lbs);
+	if (m->nspecs > 1) {
+		struct zlfs_zdev_member mem[ZF_MAX_DEVICES];
+		int n = zlfs_zdev_members(m->dev, mem, ZF_MAX_DEVICES);
+		for (int i = 0; i < n; i++)
+			printf("  device %d:      %s, %llu MiB from byte %llu, %u zones (%u conventional)\n",
+			       i, m->specs[i], (unsigned long long)(mem[i].size >> 20),
+			       (unsigned long long)mem[i].start, zlfs_zdev_geom(mem[i].dev)->nr_zones,
+			       zlfs_zdev_geom(mem[i].dev)->nr_conv);
+	}
 	printf("  zones:         %u x %llu MiB, capacity %llu MiB, %u conventional%s\n",
 	       g->nr_zones, (unsigned long long)(g->zone_size >> 20),
 	       (unsigned long long)((g->zoned ? g->zone_cap : g->zone_size) >> 20),
@@ -670,8 +726,15 @@ int main(int argc, char **argv)
 	char why[256];
 	int c, rc = 1;
 
-	while ((c = getopt_long(argc, argv, "l:o:fh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:l:o:fh", lo, NULL)) != -1) {
 		switch (c) {
+		case 'c':
+			if (m.nspecs + 1 >= ZF_MAX_DEVICES) {
+				err_msg("at most %d devices", ZF_MAX_DEVICES);
+				return 1;
+			}
+			m.specs[1 + m.nspecs++] = optarg;
+			break;
 		case 'l':
 			if (set_label(&m, optarg))
 				return 1;
@@ -696,7 +759,36 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	m.spec = argv[optind];
+	m.specs[0] = m.spec;
+	m.nspecs++;
 	m.now = time(NULL);
+	/* the mount finds devices 1.. by their recorded paths: make those absolute
+	 * (device 0 is whatever the mount is given; fsck.f2fs wants it as made) */
+	static char abs_specs[ZF_MAX_DEVICES][4096];
+	for (int i = 1; i < m.nspecs; i++) {
+		char cwd[2048];
+		if (m.specs[i][0] == '/' || !strncmp(m.specs[i], "mem:", 4))
+			continue;
+		if (!getcwd(cwd, sizeof(cwd))) {
+			err_msg("cannot find the current directory: %s", strerror(errno));
+			return 1;
+		}
+		snprintf(abs_specs[i], sizeof(abs_specs[i]), "%s/%s", cwd, m.specs[i]);
+		m.specs[i] = abs_specs[i];
+	}
+	for (int i = 0; m.nspecs > 1 && i < m.nspecs; i++) {
+		char p[ZF_DEVICE_PATH_LEN];
+		if (!strncmp(m.specs[i], "mem:", 4)) {
+			err_msg("%s: a volume of several devices records their paths: mem: "
+				"devices can't be part of one", m.specs[i]);
+			return 1;
+		}
+		if (spec_path(m.specs[i], p, sizeof(p))) {
+			err_msg("%s: the superblock holds device paths of at most %d bytes",
+				m.specs[i], ZF_DEVICE_PATH_LEN - 1);
+			return 1;
+		}
+	}
 
 	if (posix_memalign(&m.blk, ZF_BLKSIZE, ZF_BLKSIZE) ||
 	    posix_memalign(&m.zeros, ZF_BLKSIZE, ZERO_CHUNK)) {
@@ -705,7 +797,7 @@ int main(int argc, char **argv)
 	}
 	memset(m.zeros, 0, ZERO_CHUNK);
 
-	if ((c = zlfs_zdev_open(m.spec, &m.dev))) {
+	if ((c = zlfs_zdev_open_multi(m.specs, m.nspecs, &m.dev))) {
 		err_msg("%s: %s (%s)", m.spec, zlfs_zdev_errmsg(), strerror(-c));
 		m.dev = NULL;
 		goto out;

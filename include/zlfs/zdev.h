@@ -140,6 +140,21 @@ struct zlfs_cmd {
 /* Open a device by spec.  On success *out is set and 0 returned. */
 int zlfs_zdev_open(const char *spec, struct zlfs_zdev **out);
 void zlfs_zdev_close(struct zlfs_zdev *dev);
+/*
+ * Open up to 8 devices as one, end to end in the order given (F2FS's
+ * multi-device layout: a device for the metadata, then zoned ones).  The
+ * zone size is the zoned members'; members without zones are presented
+ * with it.  Conventional zones must still come first overall.  A command
+ * may not span two members (-ZLFS_EBOUNDARY).  n = 1 is zlfs_zdev_open.
+ */
+int zlfs_zdev_open_multi(const char *const *specs, int n, struct zlfs_zdev **out);
+struct zlfs_zdev_member {
+	struct zlfs_zdev *dev;
+	uint64_t start, size;   /* bytes, in the combined device */
+};
+/* The members of dev (itself alone if it is not a multi-device); returns
+ * how many there are, fills at most max. */
+int zlfs_zdev_members(const struct zlfs_zdev *dev, struct zlfs_zdev_member *m, int max);
 const struct zlfs_zdev_geom *zlfs_zdev_geom(const struct zlfs_zdev *dev);
 const char *zlfs_zdev_spec(const struct zlfs_zdev *dev);
 

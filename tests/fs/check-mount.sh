@@ -6,6 +6,8 @@
 #    tests/fs/fsops.c) with a fixed seed, unmount, fsck.f2fs --dry-run must
 #    be clean, remount and compare the whole tree with the reference again
 #    (persistence), and files extracted by dump.f2fs must match.
+#    One geometry spans two devices (mkfs.zlfs -c): a file without zones for
+#    the metadata and a zoned image without conventional zones (ZNS-like).
 # 2. The POSIX namespace through the mount: errnos (ENOENT, EEXIST,
 #    ENOTEMPTY, ENAMETOOLONG, ENOTDIR, EISDIR, EINVAL, ELOOP, EPERM; EXDEV
 #    cannot happen inside one filesystem), statfs, st_blocks of a sparse
@@ -236,7 +238,9 @@ compare_again() {  # MNT REF
 	fi
 }
 
-# geometry NAME SEED MOUNT-OPTS FSOPS-OPTS CREATE: CREATE is "zdev ARGS..." or "plain SIZE"
+# geometry NAME SEED MOUNT-OPTS FSOPS-OPTS CREATE: CREATE is "zdev ARGS...", "plain SIZE"
+# (mkfs.f2fs on a file without zones) or "multi SIZE ARGS..." (a SIZE file without zones
+# for the metadata, then a zoned image made with ARGS: mkfs.zlfs -c, as for a ZNS namespace)
 geometry() {
 	local name=$1 seed=$2 mopts=$3 fopts=$4 kind=$5
 	shift 5
@@ -245,6 +249,12 @@ geometry() {
 	if [ "$kind" = plain ]; then
 		truncate -s "$1" "$img" && out=$(mkfs.f2fs -f -q "$img" 2>&1) ||
 			{ bad "$name mkfs.f2fs" "$out"; return; }
+	elif [ "$kind" = multi ]; then
+		local size=$1
+		shift
+		truncate -s "$size" "$img" && out=$("$ZDEV" create "$T/$name.zns" "$@" 2>&1) &&
+			out=$("$MKFS" -c "$T/$name.zns" "$img" 2>&1) ||
+			{ bad "$name mkfs -c" "$out"; return; }
 	else
 		out=$("$ZDEV" create "$img" "$@" 2>&1) && out=$("$MKFS" "$img" 2>&1) ||
 			{ bad "$name mkfs" "$out"; return; }
@@ -272,7 +282,7 @@ geometry() {
 		check "$name dump.f2fs files" dump_match "$name" "$img" "$ref"
 		check "$name fsck after remount" fsck_clean "$img"
 	fi
-	rm -f "$img" "$img.zst"
+	rm -f "$img" "$img.zst" "$T/$name.zns" "$T/$name.zns.zst"
 	rm -rf "${ref:?}" "$T"/dump."$name".*
 }
 
@@ -282,6 +292,8 @@ if want fsops; then
 	geometry capacity48-zwp 3 "-o mode=zwp" "" zdev --size 4G --zone-size 64M --conv-zones 8 --zone-capacity 48M
 	geometry mkfs.f2fs-plain 4 "" "" plain 4G
 	geometry concurrent4 5 "" "--concurrent 4" zdev --size 4G --zone-size 64M --conv-zones 8
+	geometry two-devices-zns 6 "" "" multi 256M --size 2G --zone-size 64M --zone-capacity 62M \
+		--conv-zones 0 --max-open 14 --max-active 14
 fi
 
 # ---- 2. the POSIX namespace ------------------------------------------------------------
