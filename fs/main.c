@@ -146,6 +146,18 @@ int main(int argc, char **argv)
 	zlfs_disp_opts_default(&c.o.disp);
 	if (fuse_opt_parse(&args, &c, NULL, opt_proc) || c.err)
 		return 1;
+	/*
+	 * fsname before fuse_parse_cmdline: without it libfuse adds
+	 * subtype=zlfs and the mount's type becomes "fuse.zlfs" even when
+	 * mounted as plain "fuse" (xfstests' FSTYP=fuse checks it).
+	 * mount -t fuse.zlfs passes subtype=zlfs itself.
+	 */
+	if (c.device) {
+		char *fsn = fsname_opt(c.device);
+		if (!fsn || fuse_opt_add_arg(&args, "-o") || fuse_opt_add_arg(&args, fsn))
+			return 1;
+		free(fsn);
+	}
 	if (fuse_parse_cmdline(&args, &fopts)) {
 		usage(argv[0]);
 		return 1;
@@ -163,11 +175,8 @@ int main(int argc, char **argv)
 		usage(argv[0]);
 		return 1;
 	}
-	char *fsn = fsname_opt(c.device);
-	if (!fsn || fuse_opt_add_arg(&args, "-o") || fuse_opt_add_arg(&args, fsn) ||
-	    fuse_opt_add_arg(&args, "-odefault_permissions"))
+	if (fuse_opt_add_arg(&args, "-odefault_permissions"))
 		return 1;
-	free(fsn);
 
 	if (!fopts.foreground) {
 		int pfd[2];
