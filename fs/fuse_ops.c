@@ -82,6 +82,9 @@ static void zl_init(void *userdata, struct fuse_conn_info *conn)
 	/* the kernel enforces ACLs; zlfs inherits default ACLs and applies the umask */
 	if (conn->capable & FUSE_CAP_POSIX_ACL)
 		conn->want |= FUSE_CAP_POSIX_ACL;
+	/* without it the kernel applies the umask itself, even under a default ACL */
+	if (conn->capable & FUSE_CAP_DONT_MASK)
+		conn->want |= FUSE_CAP_DONT_MASK;
 	conn->max_write = 1u << 20;
 	conn->max_readahead = 1u << 20;
 }

@@ -597,6 +597,29 @@ if [ $POSIX = 1 ]; then
 	}
 	check "mknod FIFO, char and block devices" special
 
+	# POSIX ACLs: a default ACL is inherited and the umask then does not apply
+	# (the kernel must leave the umask to zlfs: FUSE_CAP_DONT_MASK); without a
+	# default ACL the umask applies; an access ACL entry is kept (the kernel
+	# enforces it: FUSE_CAP_POSIX_ACL).
+	acls() {
+		local got
+		mkdir "$M/acl" && setfacl -m d:u::r-x,d:g::r--,d:o::--- "$M/acl" ||
+			{ WHY="setfacl -d failed"; return 1; }
+		(umask 722 && touch "$M/acl/f" && mkdir "$M/acl/d") || { WHY="create under the ACL"; return 1; }
+		got=$(stat -c %A "$M/acl/f" "$M/acl/d" | tr '\n' ,)
+		[ "$got" = "-r--r-----,dr-xr-----," ] || { WHY="modes under a default ACL with umask 722: $got"; return 1; }
+		getfacl -cp "$M/acl/d" 2>/dev/null | grep -q '^default:other::---' ||
+			{ WHY="the new directory did not inherit the default ACL"; return 1; }
+		(umask 027 && touch "$M/acl-f" && mkdir "$M/acl-d") || { WHY="create"; return 1; }
+		got=$(stat -c %A "$M/acl-f" "$M/acl-d" | tr '\n' ,)
+		[ "$got" = "-rw-r-----,drwxr-x---," ] || { WHY="modes with umask 027 and no ACL: $got"; return 1; }
+		setfacl -m u:nobody:r "$M/acl-f" && getfacl -cp "$M/acl-f" | grep -q '^user:nobody:r--$' &&
+			[ "$(stat -c %A "$M/acl-f")" = "-rw-r-----" ] ||
+			{ WHY="an access ACL entry: $(getfacl -cp "$M/acl-f" | tr '\n' ' ')"; return 1; }
+		rm -rf "$M/acl" "$M/acl-f" "$M/acl-d"
+	}
+	check "POSIX ACLs: default ACL inherited without the umask, umask without one, access ACL kept" acls
+
 	# unlink while open: the space comes back once the file is closed (at the latest
 	# after an unmount and a remount)
 	unlink_open() {
