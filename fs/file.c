@@ -508,50 +508,35 @@ static int punch_blocks(struct zlfs_sb *sbi, struct zinode *zi, uint64_t from, u
 	return 0;
 }
 
-int zlfs_file_fallocate(struct zlfs_sb *sbi, struct zinode *zi, int mode, uint64_t off,
-			uint64_t len)
+/* Zero [off, end) inside the file's size: partial blocks rewritten, whole ones freed. */
+static int punch_range(struct zlfs_sb *sbi, struct zinode *zi, uint64_t off, uint64_t end)
 {
-	struct zf_inode *ri = zi_raw(zi);
-	uint64_t end = off + len;
+	uint64_t size = zf_le64_to_cpu(zi_raw(zi)->i_size);
 	int ret;
 
-	if (sbi->fatal)
-		return -EROFS;
-	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE))
-		return -EOPNOTSUPP;
-	if (end < off || (end + ZF_BLKSIZE - 1) / ZF_BLKSIZE > zlfs_max_file_blocks())
-		return -EFBIG;
-	if ((ret = zlfs_convert_inline(sbi, zi)))
+	if (end > size)
+		end = size;
+	if (off >= end)
+		return 0;
+	uint64_t fb = (off + ZF_BLKSIZE - 1) / ZF_BLKSIZE, lb = end / ZF_BLKSIZE;
+	if (fb > lb)   /* inside one block */
+		return zero_partial(sbi, zi, off / ZF_BLKSIZE, off % ZF_BLKSIZE, end % ZF_BLKSIZE);
+	if (off % ZF_BLKSIZE &&
+	    (ret = zero_partial(sbi, zi, off / ZF_BLKSIZE, off % ZF_BLKSIZE, ZF_BLKSIZE)))
 		return ret;
-	if (mode & FALLOC_FL_PUNCH_HOLE) {
-		if (!(mode & FALLOC_FL_KEEP_SIZE))
-			return -EOPNOTSUPP;
-		uint64_t size = zf_le64_to_cpu(ri->i_size);
-		if (end > size)
-			end = size;
-		if (off >= end)
-			return 0;
-		uint64_t fb = (off + ZF_BLKSIZE - 1) / ZF_BLKSIZE, lb = end / ZF_BLKSIZE;
-		if (fb > lb) {   /* inside one block */
-			ret = zero_partial(sbi, zi, off / ZF_BLKSIZE, off % ZF_BLKSIZE, end % ZF_BLKSIZE);
-		} else {
-			if (off % ZF_BLKSIZE &&
-			    (ret = zero_partial(sbi, zi, off / ZF_BLKSIZE, off % ZF_BLKSIZE, ZF_BLKSIZE)))
-				return ret;
-			if (end % ZF_BLKSIZE && lb * ZF_BLKSIZE < end &&
-			    (ret = zero_partial(sbi, zi, lb, 0, end % ZF_BLKSIZE)))
-				return ret;
-			ret = punch_blocks(sbi, zi, fb, lb);
-		}
-		if (!ret) {
-			zlfs_inode_touch(zi, true, true, false);
-			zlfs_node_dirty(sbi, zi->node);
-		}
+	if (end % ZF_BLKSIZE && lb * ZF_BLKSIZE < end &&
+	    (ret = zero_partial(sbi, zi, lb, 0, end % ZF_BLKSIZE)))
 		return ret;
-	}
-	/* allocate: holes in the range get zero blocks (zlfs writes no NEW_ADDR) */
+	return punch_blocks(sbi, zi, fb, lb);
+}
+
+/* Give every hole of [off, end) a zero block (zlfs writes no NEW_ADDR). */
+static int alloc_range(struct zlfs_sb *sbi, struct zinode *zi, uint64_t off, uint64_t end)
+{
 	uint64_t fb = off / ZF_BLKSIZE, lb = (end + ZF_BLKSIZE - 1) / ZF_BLKSIZE;
 	uint64_t holes = 0;
+	int ret;
+
 	for (uint64_t idx = fb; idx < lb; idx++) {
 		uint32_t a;
 		if ((ret = block_addr(sbi, zi, idx, &a)))
@@ -569,10 +554,49 @@ int zlfs_file_fallocate(struct zlfs_sb *sbi, struct zinode *zi, int mode, uint64
 		if ((ret = zlfs_write_file_block(sbi, zi, idx, zero_block, ZF_LOG_WARM_DATA)))
 			return ret;
 	}
+	return 0;
+}
+
+/*
+ * Modes: 0 and KEEP_SIZE (allocate), PUNCH_HOLE|KEEP_SIZE, ZERO_RANGE
+ * [|KEEP_SIZE] (punch, then allocate: the range reads zeros and has its
+ * blocks).  COLLAPSE_RANGE, INSERT_RANGE, UNSHARE: EOPNOTSUPP.
+ */
+int zlfs_file_fallocate(struct zlfs_sb *sbi, struct zinode *zi, int mode, uint64_t off,
+			uint64_t len)
+{
+	struct zf_inode *ri;
+	uint64_t end = off + len;
+	int ret;
+
+	if (sbi->fatal)
+		return -EROFS;
+	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE))
+		return -EOPNOTSUPP;
+	if ((mode & FALLOC_FL_PUNCH_HOLE) && (mode & FALLOC_FL_ZERO_RANGE))
+		return -EOPNOTSUPP;
+	if ((mode & FALLOC_FL_PUNCH_HOLE) && !(mode & FALLOC_FL_KEEP_SIZE))
+		return -EOPNOTSUPP;
+	if (end < off || (end + ZF_BLKSIZE - 1) / ZF_BLKSIZE > zlfs_max_file_blocks())
+		return -EFBIG;
+	if ((ret = zlfs_convert_inline(sbi, zi)))
+		return ret;
+	if (mode & FALLOC_FL_PUNCH_HOLE) {
+		if (!(ret = punch_range(sbi, zi, off, end))) {
+			zlfs_inode_touch(zi, true, true, false);
+			zlfs_node_dirty(sbi, zi->node);
+		}
+		return ret;
+	}
+	if ((mode & FALLOC_FL_ZERO_RANGE) && (ret = punch_range(sbi, zi, off, end)))
+		return ret;
+	if ((ret = alloc_range(sbi, zi, off, end)))
+		return ret;
 	ri = zi_raw(zi);
 	if (!(mode & FALLOC_FL_KEEP_SIZE) && end > zf_le64_to_cpu(ri->i_size))
 		ri->i_size = zf_cpu_to_le64(end);
-	zlfs_inode_touch(zi, false, true, false);
+	/* allocation alone changes no data; zeroing does */
+	zlfs_inode_touch(zi, (mode & FALLOC_FL_ZERO_RANGE) != 0, true, false);
 	zlfs_node_dirty(sbi, zi->node);
 	return 0;
 }

@@ -14,7 +14,8 @@
  * RENAME_NOREPLACE and RENAME_EXCHANGE through the renameat2 syscall);
  * link, symlink, readlink; chmod, chown; writes through shared mappings;
  * utimensat with nanoseconds (checked at once); set/get/list/removexattr of
- * user.* names; fallocate (0, KEEP_SIZE, PUNCH_HOLE|KEEP_SIZE); mknod
+ * user.* names; fallocate (0, KEEP_SIZE, PUNCH_HOLE|KEEP_SIZE, ZERO_RANGE[|KEEP_SIZE],
+ * the last done on the reference as a punched hole then an allocation); mknod
  * (FIFOs, character and block devices, sockets); fsync; stat; readdir;
  * batches of hundreds of entries in one directory (its hash levels);
  * descriptors kept open across operations (write, read, ftruncate, fstat
@@ -1038,9 +1039,11 @@ static void op_fallocate(void)
 	char p[MAXREL];
 	R o[2], r[2];
 	int fd[2];
-	static const int modes[] = { 0, FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE };
-	static const char *const mname[] = { "0", "KEEP_SIZE", "PUNCH_HOLE|KEEP_SIZE" };
-	int m = (int)rnd(3);
+	static const int modes[] = { 0, FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				     FALLOC_FL_ZERO_RANGE, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE };
+	static const char *const mname[] = { "0", "KEEP_SIZE", "PUNCH_HOLE|KEEP_SIZE", "ZERO_RANGE",
+					     "ZERO_RANGE|KEEP_SIZE" };
+	int m = (int)rnd(5);
 
 	pick(p, F_REG);
 	if (is_device(p))
@@ -1063,7 +1066,17 @@ static void op_fallocate(void)
 	if (fd[0] < 0)
 		return;
 	for (int s = 0; s < 2; s++) {
-		r[s] = mk(fallocate(fd[s], modes[m], (off_t)off, (off_t)len));
+		if (s == 1 && (modes[m] & FALLOC_FL_ZERO_RANGE)) {
+			/* the reference (tmpfs) has no ZERO_RANGE: the same effect as a
+			 * hole punched, then the range allocated */
+			int keep = modes[m] & FALLOC_FL_KEEP_SIZE;
+			r[s] = mk(fallocate(fd[s], FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+					    (off_t)off, (off_t)len));
+			if (!r[s].ret)
+				r[s] = mk(fallocate(fd[s], keep, (off_t)off, (off_t)len));
+		} else {
+			r[s] = mk(fallocate(fd[s], modes[m], (off_t)off, (off_t)len));
+		}
 		close(fd[s]);
 	}
 	cmp("fallocate", r[0], r[1]);
