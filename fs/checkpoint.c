@@ -298,8 +298,8 @@ int zlfs_checkpoint(struct zlfs_sb *sbi, bool umount)
 		return 0;
 	while (sbi->io_inflight)
 		pthread_cond_wait(&sbi->io_cv, &sbi->lock);
-	if ((ret = zlfs_node_flush(sbi)) || (ret = zlfs_nat_flush(sbi)) ||
-	    (ret = zlfs_seg_flush(sbi)))
+	if ((ret = zlfs_node_flush(sbi)) || (ret = zlfs_seg_settle_logs(sbi)) ||
+	    (ret = zlfs_nat_flush(sbi)) || (ret = zlfs_seg_flush(sbi)))
 		goto fail;
 	if (sbi->nr_orphans) {
 		orphans = calloc(sbi->nr_orphans, sizeof(*orphans));

@@ -165,15 +165,20 @@ static void log_start_segment(struct zlfs_sb *sbi, unsigned int log, uint32_t se
 	sbi->segs[segno].dirty = true;
 }
 
-/* Sections the data logs leave for node writes, so a checkpoint can always run. */
+/*
+ * Sections the data logs leave alone, so that a checkpoint can always run:
+ * node writes get NODE_RESERVE_SECS, and each data log one more to move
+ * off a full segment at checkpoint time (zlfs_seg_settle_logs).
+ */
 #define NODE_RESERVE_SECS 2
+#define DATA_STOP_SECS (NODE_RESERVE_SECS + 3)
 
-/* Give log `log` a new free section (its zone is empty). */
-static int log_new_section(struct zlfs_sb *sbi, unsigned int log)
+/* Give log `log` a new free section (its zone is empty); force: dip into the reserve. */
+static int log_new_section(struct zlfs_sb *sbi, unsigned int log, bool force)
 {
 	struct zlog *l = &sbi->logs[log];
 
-	if (!zf_log_is_node(log) && sbi->free_secs <= NODE_RESERVE_SECS)
+	if (!force && !zf_log_is_node(log) && sbi->free_secs <= DATA_STOP_SECS)
 		return -ENOSPC;
 	for (uint32_t k = 0; k < sbi->nr_secs; k++) {
 		uint32_t s = (sbi->alloc_cursor + k) % sbi->nr_secs;
@@ -194,7 +199,7 @@ static int log_new_section(struct zlfs_sb *sbi, unsigned int log)
 }
 
 /* Move log `log` to its next segment, or a new free section. */
-static int log_next_segment(struct zlfs_sb *sbi, unsigned int log)
+static int log_next_segment(struct zlfs_sb *sbi, unsigned int log, bool force)
 {
 	struct zlog *l = &sbi->logs[log];
 	int ret;
@@ -207,7 +212,7 @@ static int log_next_segment(struct zlfs_sb *sbi, unsigned int log)
 		log_start_segment(sbi, log, next);
 		return 0;
 	}
-	return log_new_section(sbi, log);
+	return log_new_section(sbi, log, force);
 }
 
 int zlfs_alloc_block(struct zlfs_sb *sbi, unsigned int log, uint32_t nid, uint16_t ofs,
@@ -218,7 +223,7 @@ int zlfs_alloc_block(struct zlfs_sb *sbi, unsigned int log, uint32_t nid, uint16
 
 	log = zf_log_effective(sbi->log_mask, log);
 	l = &sbi->logs[log];
-	if (l->blkoff >= l->usable && (ret = log_next_segment(sbi, log)))
+	if (l->blkoff >= l->usable && (ret = log_next_segment(sbi, log, false)))
 		return ret;
 	struct zseg *s = &sbi->segs[l->segno];
 	uint32_t off = l->blkoff++;
@@ -234,6 +239,26 @@ int zlfs_alloc_block(struct zlfs_sb *sbi, unsigned int log, uint32_t nid, uint16
 	sbi->secs[sec_of(sbi, l->segno)].valid++;
 	sbi->valid_block_count++;
 	sbi->dirty = true;
+	return 0;
+}
+
+/*
+ * Before a checkpoint: no active log may sit on a full segment.  F2FS
+ * moves a log on as soon as its segment fills, so a checkpoint never
+ * records cur_*_blkoff == 512, and fsck.f2fs and the kernel refuse one
+ * that does ("Checkpoint is polluted").  zlfs moves lazily, on the next
+ * allocation; here the move is made, the full segment's summary written.
+ */
+int zlfs_seg_settle_logs(struct zlfs_sb *sbi)
+{
+	for (unsigned int i = 0; i < ZF_NR_LOGS; i++) {
+		int ret;
+		if (!(sbi->log_mask & (1u << i)) || sbi->logs[i].blkoff < ZF_BLKS_PER_SEG)
+			continue;
+		if ((ret = log_next_segment(sbi, i, true)))
+			return ret;
+		sbi->dirty = true;
+	}
 	return 0;
 }
 
@@ -392,7 +417,7 @@ int zlfs_seg_fix_zones(struct zlfs_sb *sbi)
 		uint64_t expect = log_wp(sbi, l);
 		if (z.wp == expect && z.cond != ZLFS_ZC_FULL)
 			continue;
-		if ((ret = write_ssa(sbi, l)) || (ret = log_new_section(sbi, (unsigned int)i)))
+		if ((ret = write_ssa(sbi, l)) || (ret = log_new_section(sbi, (unsigned int)i, true)))
 			return ret;
 		if (sbi->secs[sec].valid || sec_is_log(sbi, sec))
 			continue;

@@ -203,6 +203,8 @@ void zlfs_invalidate_block(struct zlfs_sb *sbi, uint32_t blkaddr);
 bool zlfs_is_main_blkaddr(const struct zlfs_sb *sbi, uint32_t blkaddr);
 /* Write the SIT, SSA of open segments; free and reset prefree sections (at CP). */
 int zlfs_seg_flush(struct zlfs_sb *sbi);
+/* Move every active log off a full segment (before a checkpoint records them). */
+int zlfs_seg_settle_logs(struct zlfs_sb *sbi);
 void zlfs_seg_after_cp(struct zlfs_sb *sbi);
 uint64_t zlfs_free_user_blocks(const struct zlfs_sb *sbi);
 /* Reset zones that hold nothing and fix logs after mount. */
