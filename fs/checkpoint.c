@@ -274,9 +274,14 @@ static uint32_t free_segment_count(const struct zlfs_sb *sbi)
 {
 	uint32_t n = 0;
 
-	/* as fsck.f2fs counts on an image: empty segments that are not a log's */
+	/*
+	 * As fsck.f2fs counts: empty segments that are not a log's; on a device
+	 * whose zones it sees, not those past a zone's capacity either.
+	 */
 	for (uint32_t s = 0; s < sbi->nr_segs; s++) {
 		bool cur = false;
+		if (sbi->lay.zones_visible && !zf_layout_usable_blocks(&sbi->lay, s))
+			continue;
 		for (int i = 0; i < ZF_NR_LOGS; i++)
 			cur |= sbi->logs[i].segno == s;
 		if (!sbi->segs[s].valid && !cur)

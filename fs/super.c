@@ -397,6 +397,7 @@ static int layout_from_super(struct zlfs_sb *sbi, char *err, size_t errlen)
 	}
 	bool blkzoned = zf_le32_to_cpu(sb->feature) & ZF_FEAT_BLKZONED;
 	l->zoned = blkzoned && g->zoned;
+	l->zones_visible = l->zoned && g->kind == ZLFS_DEV_BLOCK;
 	if (blkzoned && g->zoned) {
 		uint64_t sec_bytes = (uint64_t)l->segs_per_sec * ZF_SEG_BYTES;
 		if (sec_bytes != g->zone_size || (uint64_t)l->main_blkaddr * ZF_BLKSIZE % g->zone_size) {

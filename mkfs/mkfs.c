@@ -25,9 +25,9 @@
  *     the root inode and its dentry block went to the effective logs for a
  *     directory inode (HOT_NODE) and a dentry block (HOT_DATA).
  *   - free_segment_count counts every main segment without valid blocks
- *     except the six logs, including segments past the zone capacity: that
- *     is how fsck.f2fs counts on a flat image, where it has no zone
- *     information.  Usable-space figures (user_block_count, overprovision)
+ *     except the six logs, including segments past the zone capacity on an
+ *     image (fsck.f2fs has no zone information there), excluding them on a
+ *     zoned block device (fsck.f2fs reads its zones and leaves them out).  Usable-space figures (user_block_count, overprovision)
  *     count usable segments only.
  *   - Every sequential zone is empty except the zones of the logs mkfs
  *     wrote, which are closed; nothing is left open.
@@ -353,7 +353,8 @@ static void fill_checkpoint(struct mkfs *m, struct zf_checkpoint *cp, uint64_t v
 	cp->valid_block_count = zf_cpu_to_le64(2);
 	cp->rsvd_segment_count = zf_cpu_to_le32(m->o.reserved_segs);
 	cp->overprov_segment_count = zf_cpu_to_le32(m->o.ovp_segs);
-	cp->free_segment_count = zf_cpu_to_le32(l->segment_count_main - ZF_NR_LOGS);
+	cp->free_segment_count = zf_cpu_to_le32((l->zones_visible ? l->usable_main_segs :
+						  l->segment_count_main) - ZF_NR_LOGS);
 	for (unsigned int i = 0; i < ZF_CP_MAX_NODE_LOGS; i++) {
 		cp->cur_node_segno[i] = zf_cpu_to_le32(ZF_CP_UNUSED_SEGNO);
 		cp->cur_data_segno[i] = zf_cpu_to_le32(ZF_CP_UNUSED_SEGNO);

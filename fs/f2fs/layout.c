@@ -100,6 +100,7 @@ int zf_layout_compute(struct zf_layout *l, const struct zlfs_zdev_geom *g,
 	l->nr_zones = g->nr_zones;
 	l->nr_conv = g->zoned ? g->nr_conv : g->nr_zones;
 	l->zoned = g->zoned;
+	l->zones_visible = g->zoned && g->kind == ZLFS_DEV_BLOCK;
 	l->zone_blocks = (uint32_t)(g->zone_size / ZF_BLKSIZE);
 	l->zone_cap_blocks = g->zoned ? (uint32_t)(g->zone_cap / ZF_BLKSIZE) : l->zone_blocks;
 	segs_per_zone = g->zone_size / ZF_SEG_BYTES;

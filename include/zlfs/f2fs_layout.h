@@ -27,6 +27,12 @@ struct zf_layout {
 	uint32_t zone_blocks;
 	uint32_t zone_cap_blocks;       /* sequential zones; = zone_blocks otherwise */
 	bool zoned;                     /* main area in sequential zones, BLKZONED set */
+	/*
+	 * Other tools see the zones (a real zoned block device, not an image
+	 * file): fsck.f2fs then leaves segments past a zone's capacity out of
+	 * its free-segment count, and so must the checkpoint.
+	 */
+	bool zones_visible;
 
 	/* superblock geometry */
 	uint32_t segs_per_sec;
