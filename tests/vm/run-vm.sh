@@ -2,6 +2,8 @@
 # Run a test script as root inside a QEMU VM that has real zoned block devices:
 #   /dev/nvme0n1  QEMU NVMe ZNS namespace: 64 MiB zones, 62 MiB capacity,
 #                 14 open / 14 active zones, 4 KiB blocks, 4 GiB
+#   /dev/nvme0n2  a conventional namespace on the same controller, 256 MiB:
+#                 the metadata device of a zlfs volume on the ZNS namespace
 #   /dev/nullb0   zoned null_blk (parameters: ZLFS_VM_NULLBLK)
 # The guest runs Debian's stock kernel on the host's own /usr, /etc, /opt, so
 # binaries built on the host run there unchanged.
@@ -85,6 +87,7 @@ else
 	own_work=1
 fi
 img=$work/zns.img
+meta=$work/meta.img
 qpid='' tpid=''
 # shellcheck disable=SC2317 # reached through the trap
 cleanup() {
@@ -96,7 +99,7 @@ cleanup() {
 	elif [ -n "$own_work" ]; then
 		rm -rf "$work"
 	else
-		rm -f "$img"
+		rm -f "$img" "$meta"
 	fi
 }
 trap cleanup EXIT
@@ -146,8 +149,9 @@ rm -f "$work/rc"
 : > "$work/console.log"
 
 # Sparse: only the zones a test writes take host disk space.
-rm -f "$img"
+rm -f "$img" "$meta"
 truncate -s "${ZLFS_VM_ZNS_SIZE:-4G}" "$img"
+truncate -s 256M "$meta"
 
 # ---------------------------------------------------------------- boot
 append="console=ttyS0 panic=-1 quiet loglevel=4 zlfs.work=$work zlfs.repo=$repo zlfs.kmods=$kmods"
@@ -169,6 +173,8 @@ qemu=(
 	-drive "file=$img,id=zns,format=raw,if=none"
 	-device nvme,serial=zlfszns0,id=nvme0
 	-device "nvme-ns,drive=zns,bus=nvme0,nsid=1,logical_block_size=4096,physical_block_size=4096,$zns"
+	-drive "file=$meta,id=meta,format=raw,if=none"
+	-device "nvme-ns,drive=meta,bus=nvme0,nsid=2,logical_block_size=4096,physical_block_size=4096"
 	# security_model=none: files keep their host owners and modes, which is
 	# what running host binaries needs (QEMU runs as root here).
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
