@@ -951,16 +951,50 @@ static void zl_statfs(fuse_req_t req, fuse_ino_t ino)
 
 /* ---- xattrs -------------------------------------------------------------------------------- */
 
+/* Is the caller of req a member of group gid (primary or supplementary)? */
+static bool caller_in_group(fuse_req_t req, gid_t gid)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	gid_t groups[256];
+
+	if (ctx->gid == gid)
+		return true;
+	int n = fuse_req_getgroups(req, 256, groups);
+	for (int i = 0; i < n && i < 256; i++)
+		if (groups[i] == gid)
+			return true;
+	return false;
+}
+
 static void zl_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 			size_t size, int flags)
 {
 	struct zlfs_sb *sbi = SBI(req);
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	bool acl = !strcmp(name, "system.posix_acl_access");
 	struct zinode *zi;
 	int ret;
 
 	lock(sbi);
 	if (!(ret = writable(sbi)) && !(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
 		ret = zlfs_xattr_set(sbi, zi, name, value, size, flags);
+	if (!ret && acl && ctx->uid != 0) {
+		/* as chmod (posix_acl_update_mode): setgid goes unless the caller
+		 * is in the file's group or privileged */
+		struct zf_inode *ri = zi_raw(zi);
+		uint16_t mode = zf_le16_to_cpu(ri->i_mode);
+		gid_t gid = zf_le32_to_cpu(ri->i_gid);
+		if (mode & S_ISGID) {
+			unlock(sbi);
+			bool member = caller_in_group(req, gid);
+			lock(sbi);
+			if (!member && !zlfs_iget(sbi, to_ino(ino), &zi)) {
+				ri = zi_raw(zi);
+				ri->i_mode = zf_cpu_to_le16(zf_le16_to_cpu(ri->i_mode) & (uint16_t)~S_ISGID);
+				zlfs_node_dirty(sbi, zi->node);
+			}
+		}
+	}
 	unlock(sbi);
 	fuse_reply_err(req, -ret);
 }

@@ -305,7 +305,7 @@ if want posix; then
 	if ! "$ZDEV" create "$IMG" --size 8G --zone-size 64M --conv-zones 8 >/dev/null ||
 	   ! "$MKFS" "$IMG" >/dev/null; then
 		bad "posix mkfs" "create/mkfs failed"
-	elif ! mnt "$IMG" "$M"; then
+	elif ! mnt "$IMG" "$M" -o allow_other; then
 		bad "posix mount" "$WHY"
 	else
 		POSIX=1
@@ -619,6 +619,43 @@ if [ $POSIX = 1 ]; then
 		rm -rf "$M/acl" "$M/acl-f" "$M/acl-d"
 	}
 	check "POSIX ACLs: default ACL inherited without the umask, umask without one, access ACL kept" acls
+
+	# Setting an access ACL drops setgid unless the caller is in the file's
+	# group (as chmod does); the mount has allow_other for this.
+	acl_sgid() {
+		local got
+		chmod o+x "$T" && chmod 777 "$M" && touch "$M/sg" && chown 100:100 "$M/sg" && chmod 2755 "$M/sg" ||
+			{ WHY="setup"; return 1; }
+		setpriv --reuid=100 --regid=101 --clear-groups setfacl -m u::rwx,g::rwx,o::rwx "$M/sg" ||
+			{ WHY="setfacl as the owner"; return 1; }
+		got=$(stat -c %A "$M/sg")
+		[ "$got" = "-rwxrwxrwx" ] || { WHY="not in the group: $got, setgid should be gone"; return 1; }
+		chmod 2755 "$M/sg"
+		setpriv --reuid=100 --regid=100 --clear-groups setfacl -m u::rwx,g::rwx,o::rwx "$M/sg"
+		got=$(stat -c %A "$M/sg")
+		[ "$got" = "-rwxrwsrwx" ] || { WHY="in the group: $got, setgid should stay"; return 1; }
+		rm -f "$M/sg"
+		chmod 755 "$M"
+	}
+	check "an access ACL set by a non-member of the file's group drops setgid" acl_sgid
+
+	# The kernel stamps writes with its coarse clock; zlfs's own stamps must
+	# not run ahead of it, or a file changed later shows an earlier ctime.
+	ctime_order() {
+		local bad
+		echo a > "$M/tsf" || return 1
+		bad=$(cd "$M" && perl -MTime::HiRes=stat -e 'my $bad = 0;
+			for my $i (1..200) {
+				open(my $r, ">", "tsr") or die; close $r;
+				open(my $w, ">>", "tsf") or die; print $w "x"; close $w;
+				my @r = stat("tsr"); my @f = stat("tsf");
+				$bad++ if $f[10] < $r[10]; unlink "tsr";
+			}
+			print $bad')
+		rm -f "$M/tsf"
+		[ "$bad" = 0 ] || { WHY="$bad of 200 later writes carried an earlier ctime"; return 1; }
+	}
+	check "timestamps: a later change never carries an earlier ctime" ctime_order
 
 	# unlink while open: the space comes back once the file is closed (at the latest
 	# after an unmount and a remount)
