@@ -189,7 +189,7 @@ static void zl_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	int ret;
 
 	(void)fi;
-	clock_gettime(CLOCK_REALTIME, &now);
+	clock_gettime(CLOCK_REALTIME_COARSE, &now);   /* as zlfs_inode_touch */
 	lock(sbi);
 	if ((ret = zlfs_iget(sbi, to_ino(ino), &zi)) || (ret = writable(sbi)))
 		goto out;

@@ -99,7 +99,9 @@ void zlfs_inode_touch(struct zinode *zi, bool m, bool c, bool a)
 	struct timespec ts;
 	struct zf_inode *ri = zi_raw(zi);
 
-	clock_gettime(CLOCK_REALTIME, &ts);
+	/* the kernel stamps FUSE writes with its coarse clock: use the same one,
+	 * or a later change could carry an earlier time than an earlier one */
+	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
 	if (m) {
 		ri->i_mtime = zf_cpu_to_le64((uint64_t)ts.tv_sec);
 		ri->i_mtime_nsec = zf_cpu_to_le32((uint32_t)ts.tv_nsec);
