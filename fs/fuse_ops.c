@@ -85,6 +85,9 @@ static void zl_init(void *userdata, struct fuse_conn_info *conn)
 	/* without it the kernel applies the umask itself, even under a default ACL */
 	if (conn->capable & FUSE_CAP_DONT_MASK)
 		conn->want |= FUSE_CAP_DONT_MASK;
+	/* file handles (open_by_handle_at, NFS export): lookups of "." and ".." */
+	if (conn->capable & FUSE_CAP_EXPORT_SUPPORT)
+		conn->want |= FUSE_CAP_EXPORT_SUPPORT;
 	conn->max_write = 1u << 20;
 	conn->max_readahead = 1u << 20;
 }
@@ -111,6 +114,27 @@ static void zl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	lock(sbi);
+	if (!strcmp(name, ".")) {
+		/*
+		 * Export support: the kernel turns a file handle back into an
+		 * inode by looking up "." in it, whatever its type.  Inode
+		 * numbers are stable; the kernel checks the generation.
+		 */
+		if (!(ret = zlfs_iget(sbi, to_ino(parent), &zi)) && !zi_raw(zi)->i_links &&
+		    !zi->nopen)
+			ret = -ESTALE;
+		if (!ret)
+			fill_entry(sbi, zi, &e);
+		unlock(sbi);
+		/* the number came from a file handle: one that names no inode is stale */
+		if (ret == -ENOENT || ret == -ZLFS_EFSCORRUPTED)
+			ret = -ESTALE;
+		if (ret)
+			fuse_reply_err(req, -ret);
+		else
+			fuse_reply_entry(req, &e);
+		return;
+	}
 	if (!(ret = get_dir(sbi, parent, &dir)))
 		ret = zlfs_dir_lookup(sbi, dir, name, strlen(name), &ino, &ft);
 	if (ret == -ENOENT) {

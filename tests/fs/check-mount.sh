@@ -657,6 +657,24 @@ if [ $POSIX = 1 ]; then
 	}
 	check "timestamps: a later change never carries an earlier ctime" ctime_order
 
+	# File handles (open_by_handle_at, what NFS export needs): a handle opens
+	# its file after the kernel forgot the inode and after a remount, and is
+	# stale once the file is gone.  Kept for after the remount below.
+	handles() {
+		echo handle-data > "$M/fh" && "$B/tests/fhandle" save "$M/fh" "$T/fh.handle" ||
+			{ WHY="name_to_handle_at"; return 1; }
+		echo gone > "$M/fh-gone" && "$B/tests/fhandle" save "$M/fh-gone" "$T/fh-gone.handle" ||
+			{ WHY="name_to_handle_at"; return 1; }
+		rm "$M/fh-gone"
+		echo 2 > /proc/sys/vm/drop_caches
+		local got
+		got=$("$B/tests/fhandle" open "$M" "$T/fh.handle") && [ "$got" = handle-data ] ||
+			{ WHY="open_by_handle_at after the caches were dropped: $got"; return 1; }
+		"$B/tests/fhandle" open "$M" "$T/fh-gone.handle" >/dev/null 2>&1
+		[ $? = 2 ] || { WHY="a removed file's handle is not stale (ESTALE)"; return 1; }
+	}
+	check "file handles: open_by_handle_at after the kernel forgot the inode; ESTALE once removed" handles
+
 	# unlink while open: the space comes back once the file is closed (at the latest
 	# after an unmount and a remount)
 	unlink_open() {
@@ -693,8 +711,11 @@ if [ $POSIX = 1 ]; then
 		[ "$(cat "$M/trunc" 2>/dev/null)" = xyz ] && [ "$(stat -c %s "$M/trunc0")" = 0 ] ||
 			{ WHY="O_TRUNC files after remount: sizes $(stat -c %s "$M/trunc") and $(stat -c %s "$M/trunc0"), expected 3 and 0"; return 1; }
 		[ "$(cat "$M/ns/file")" = data ] || { WHY="ns/file after remount"; return 1; }
+		local got
+		got=$("$B/tests/fhandle" open "$M" "$T/fh.handle") && [ "$got" = handle-data ] ||
+			{ WHY="a file handle from before the remount: $got"; return 1; }
 	}
-	check "big, special, O_APPEND/O_TRUNC files after remount" persisted
+	check "big, special, O_APPEND/O_TRUNC files, a file handle after remount" persisted
 
 	second_mount() {
 		local out rc=0 t0=$SECONDS
