@@ -761,6 +761,28 @@ if [ $POSIX = 1 ]; then
 	rm -f "$IMG" "$IMG.zst"
 fi
 
+# ---- /proc/mounts ----------------------------------------------------------------------
+
+# The mount's source is the spec as given and its type plain "fuse": libfuse
+# adds subtype=zlfs when no fsname precedes its command-line parsing, and
+# tools such as xfstests with FSTYP=fuse look for "fuse".  (mount -t
+# fuse.zlfs gives the same once zlfs is installed where mount.fuse3 finds it;
+# mount(8) does not pass PATH on, so that is not tested here.)
+proc_mounts() {
+	local img=$T/pm.img m=$T/pm.mnt got
+	"$ZDEV" create "$img" --size 1G --zone-size 32M --conv-zones 8 >/dev/null &&
+		"$MKFS" "$img" >/dev/null || { WHY="create/mkfs"; return 1; }
+	mkdir -p "$m"
+	for spec in "$img" "$img?qd=8"; do
+		"$ZLFS" "$spec" "$m" -o mode=zwl || { WHY="mount $spec"; return 1; }
+		got=$(awk -v m="$m" '$2 == m {print $1, $3}' /proc/mounts)
+		umnt "$m" "$img" || return 1
+		[ "$got" = "$spec fuse" ] || { WHY="/proc/mounts says '$got', expected '$spec fuse'"; return 1; }
+	done
+	rm -f "$img" "$img.zst"
+}
+want posix && check "/proc/mounts: the spec as given, type fuse" proc_mounts
+
 # ---- logs that end exactly on a segment or zone boundary --------------------------------
 
 # A 2 MiB file fills the warm data log's segment exactly, a 64 MiB one its
