@@ -20,7 +20,7 @@
 /* A plain file (a device without zones) of size bytes. */
 static char *plain_file(const char *name, uint64_t size)
 {
-	char *p = strdup(tu_path(name));
+	char *p = tu_path(name);
 	int fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0644);
 
 	ck_assert_int_ge(fd, 0);
@@ -32,7 +32,7 @@ static char *plain_file(const char *name, uint64_t size)
 /* A zoned image with no conventional zones (a ZNS namespace). */
 static char *zns_image(const char *name, uint64_t size, uint64_t zs, uint64_t cap)
 {
-	char *p = strdup(tu_path(name));
+	char *p = tu_path(name);
 	struct zlfs_image_params ip = { .size = size, .zone_size = zs, .zone_cap = cap,
 					.max_open = 4, .max_active = 6, .lbs = 4096 };
 

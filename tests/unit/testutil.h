@@ -9,7 +9,7 @@
 
 /* A fresh directory under $TMPDIR (or /tmp) for this test run. */
 const char *tu_tmpdir(void);
-/* tu_tmpdir()/name, in a static buffer per call site (copy it). */
+/* tu_tmpdir()/name, malloc()ed: the caller frees it. */
 char *tu_path(const char *name);
 /* Fill buf with a pattern derived from seed. */
 void tu_fill(void *buf, size_t len, uint64_t seed);
