@@ -975,50 +975,46 @@ static void zl_statfs(fuse_req_t req, fuse_ino_t ino)
 
 /* ---- xattrs -------------------------------------------------------------------------------- */
 
-/* Is the caller of req a member of group gid (primary or supplementary)? */
-static bool caller_in_group(fuse_req_t req, gid_t gid)
+/*
+ * Setting an access ACL drops setgid unless the caller is privileged or in
+ * the file's group, as chmod does (the kernel's posix_acl_update_mode).
+ * The caller's groups are read before the lock is taken (from /proc).
+ */
+static void acl_drop_sgid(fuse_req_t req, struct zinode *zi, const gid_t *groups, int ngroups)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	gid_t groups[256];
+	struct zf_inode *ri = zi_raw(zi);
+	uint16_t mode = zf_le16_to_cpu(ri->i_mode);
+	gid_t gid = zf_le32_to_cpu(ri->i_gid);
 
-	if (ctx->gid == gid)
-		return true;
-	int n = fuse_req_getgroups(req, 256, groups);
-	for (int i = 0; i < n && i < 256; i++)
+	if (ctx->uid == 0 || !(mode & S_ISGID) || ctx->gid == gid)
+		return;
+	for (int i = 0; i < ngroups; i++)
 		if (groups[i] == gid)
-			return true;
-	return false;
+			return;
+	ri->i_mode = zf_cpu_to_le16(mode & (uint16_t)~S_ISGID);
+	zlfs_node_dirty(SBI(req), zi->node);
 }
 
 static void zl_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 			size_t size, int flags)
 {
 	struct zlfs_sb *sbi = SBI(req);
-	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	bool acl = !strcmp(name, "system.posix_acl_access");
+	gid_t groups[256];
+	int ngroups = 0;
 	struct zinode *zi;
 	int ret;
 
+	if (acl) {
+		ngroups = fuse_req_getgroups(req, 256, groups);
+		ngroups = ngroups < 0 ? 0 : ngroups > 256 ? 256 : ngroups;
+	}
 	lock(sbi);
 	if (!(ret = writable(sbi)) && !(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
 		ret = zlfs_xattr_set(sbi, zi, name, value, size, flags);
-	if (!ret && acl && ctx->uid != 0) {
-		/* as chmod (posix_acl_update_mode): setgid goes unless the caller
-		 * is in the file's group or privileged */
-		struct zf_inode *ri = zi_raw(zi);
-		uint16_t mode = zf_le16_to_cpu(ri->i_mode);
-		gid_t gid = zf_le32_to_cpu(ri->i_gid);
-		if (mode & S_ISGID) {
-			unlock(sbi);
-			bool member = caller_in_group(req, gid);
-			lock(sbi);
-			if (!member && !zlfs_iget(sbi, to_ino(ino), &zi)) {
-				ri = zi_raw(zi);
-				ri->i_mode = zf_cpu_to_le16(zf_le16_to_cpu(ri->i_mode) & (uint16_t)~S_ISGID);
-				zlfs_node_dirty(sbi, zi->node);
-			}
-		}
-	}
+	if (!ret && acl)
+		acl_drop_sgid(req, zi, groups, ngroups);
 	unlock(sbi);
 	fuse_reply_err(req, -ret);
 }
