@@ -28,9 +28,6 @@
 
 #include "zlfs.h"
 
-int zlfs_node_build_from(struct zlfs_sb *sbi, const struct zf_journal *nat_j);
-int zlfs_nat_flush(struct zlfs_sb *sbi);
-
 static uint32_t pack_addr(const struct zlfs_sb *sbi, int pack)
 {
 	return zf_le32_to_cpu(sbi->sb.cp_blkaddr) + (uint32_t)pack * ZF_BLKS_PER_SEG;
@@ -234,8 +231,6 @@ out:
 	return ret;
 }
 
-/* Orphan inodes of the loaded checkpoint (inode.c frees them). */
-int zlfs_cp_orphans(struct zlfs_sb *sbi, uint32_t **inos, uint32_t *n);
 int zlfs_cp_orphans(struct zlfs_sb *sbi, uint32_t **inos, uint32_t *n)
 {
 	struct zf_checkpoint *cp = (struct zf_checkpoint *)sbi->cp_blk;

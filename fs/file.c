@@ -21,85 +21,9 @@
 
 #include "zlfs.h"
 
-int zlfs_write_blocks(struct zlfs_sb *sbi, void *const *bufs, const uint32_t *addrs, uint32_t n);
-struct zlfs_wbatch;
-struct zlfs_wbatch *zlfs_write_submit(struct zlfs_sb *sbi, void *const *bufs,
-				      const uint32_t *addrs, uint32_t n);
-int zlfs_write_wait(struct zlfs_sb *sbi, struct zlfs_wbatch *wb);
-
 static const uint8_t zero_block[ZF_BLKSIZE];
 
 /* ---- reads ------------------------------------------------------------------------ */
-
-struct rbatch {
-	pthread_mutex_t lock;
-	pthread_cond_t cv;
-	uint32_t left;
-	int err;
-};
-
-struct rbio {
-	struct zlfs_bio bio;
-	struct rbatch *b;
-};
-
-static void rbio_end(struct zlfs_bio *bio)
-{
-	struct rbio *r = (struct rbio *)bio;
-
-	pthread_mutex_lock(&r->b->lock);
-	if (bio->result && !r->b->err)
-		r->b->err = bio->result;
-	if (!--r->b->left)
-		pthread_cond_signal(&r->b->cv);
-	pthread_mutex_unlock(&r->b->lock);
-}
-
-/*
- * Read n blocks with sbi->lock dropped while they are in flight.  Caller
- * holds the lock; it is held again on return.
- */
-static int read_blocks_unlocked(struct zlfs_sb *sbi, void **bufs, const uint32_t *addrs, uint32_t n)
-{
-	struct rbatch b = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0 };
-	struct rbio *v;
-
-	if (!n)
-		return 0;
-	v = calloc(n, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	b.left = n;
-	sbi->io_inflight++;
-	for (uint32_t i = 0; i < n; i++) {
-		v[i].b = &b;
-		v[i].bio.op = ZLFS_OP_READ;
-		v[i].bio.prio = ZLFS_PRIO_BE;
-		v[i].bio.flags = ZLFS_BIO_SYNC;
-		v[i].bio.off = (uint64_t)addrs[i] * ZF_BLKSIZE;
-		v[i].bio.buf = bufs[i];
-		v[i].bio.len = ZF_BLKSIZE;
-		v[i].bio.end = rbio_end;
-		int ret = zlfs_disp_submit(sbi->disp, &v[i].bio);
-		if (ret) {
-			pthread_mutex_lock(&b.lock);
-			b.err = b.err ? b.err : ret;
-			b.left -= n - i;
-			pthread_mutex_unlock(&b.lock);
-			break;
-		}
-	}
-	pthread_mutex_unlock(&sbi->lock);
-	pthread_mutex_lock(&b.lock);
-	while (b.left)
-		pthread_cond_wait(&b.cv, &b.lock);
-	pthread_mutex_unlock(&b.lock);
-	pthread_mutex_lock(&sbi->lock);
-	if (!--sbi->io_inflight)
-		pthread_cond_broadcast(&sbi->io_cv);
-	free(v);
-	return b.err;
-}
 
 static bool is_inline(const struct zf_inode *ri)
 {
@@ -191,7 +115,7 @@ int zlfs_file_read(struct zlfs_sb *sbi, struct zinode *zi, char *buf, size_t len
 		bufs[nio] = tmp + (size_t)i * ZF_BLKSIZE;
 		addrs[nio++] = a;
 	}
-	if ((ret = read_blocks_unlocked(sbi, bufs, addrs, nio)))
+	if ((ret = zlfs_read_blocks_unlocked(sbi, bufs, addrs, nio, ZLFS_PRIO_BE)))
 		goto out;
 	memcpy(buf, tmp + (off - first * ZF_BLKSIZE), len);
 	*got = len;
@@ -331,21 +255,6 @@ int zlfs_convert_inline(struct zlfs_sb *sbi, struct zinode *zi)
 	return ret;
 }
 
-/* Submit under the lock (LBA order per log), wait with it dropped. */
-static int write_unlocked(struct zlfs_sb *sbi, void **bufs, uint32_t *addrs, uint32_t n)
-{
-	int ret;
-
-	struct zlfs_wbatch *wb = zlfs_write_submit(sbi, bufs, addrs, n);
-	sbi->io_inflight++;
-	pthread_mutex_unlock(&sbi->lock);
-	ret = zlfs_write_wait(sbi, wb);
-	pthread_mutex_lock(&sbi->lock);
-	if (!--sbi->io_inflight)
-		pthread_cond_broadcast(&sbi->io_cv);
-	return ret;
-}
-
 int zlfs_file_write(struct zlfs_sb *sbi, struct zinode *zi, const char *buf, size_t len,
 		    uint64_t off)
 {
@@ -400,13 +309,13 @@ int zlfs_file_write(struct zlfs_sb *sbi, struct zinode *zi, const char *buf, siz
 	for (uint32_t i = 0; i < n; i++) {
 		if ((ret = alloc_for(sbi, zi, first + i, &olds[i], &addrs[i]))) {
 			if (i) {
-				write_unlocked(sbi, bufs, addrs, i);
+				zlfs_write_unlocked(sbi, bufs, addrs, i, ZLFS_PRIO_BE);
 				commit_blocks(sbi, zi, first, olds, addrs, i);
 			}
 			goto out;
 		}
 	}
-	ret = write_unlocked(sbi, bufs, addrs, n);
+	ret = zlfs_write_unlocked(sbi, bufs, addrs, n, ZLFS_PRIO_BE);
 	if (ret) {
 		for (uint32_t i = 0; i < n; i++)
 			zlfs_invalidate_block(sbi, addrs[i]);

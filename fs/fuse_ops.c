@@ -20,10 +20,6 @@
 
 #include "zlfs.h"
 
-void zlfs_inode_set_rdev(struct zinode *zi, dev_t rdev);
-int zlfs_acl_inherit(struct zlfs_sb *sbi, struct zinode *dir, struct zinode *zi, mode_t *mode);
-int zlfs_acl_chmod(struct zlfs_sb *sbi, struct zinode *zi, mode_t mode);
-
 #define TIMEOUT 3600.0      /* zlfs is the only writer of its device */
 
 static struct zlfs_sb *SBI(fuse_req_t req)
@@ -46,9 +42,7 @@ static void unlock(struct zlfs_sb *sbi) { pthread_mutex_unlock(&sbi->lock); }
 
 static int writable(struct zlfs_sb *sbi)
 {
-	if (sbi->fatal || sbi->ro)
-		return -EROFS;
-	return 0;
+	return zlfs_writable(sbi);
 }
 
 /* Fill an entry for zi and count the lookup the reply gives the kernel. */
@@ -65,10 +59,32 @@ static void fill_entry(struct zlfs_sb *sbi, struct zinode *zi, struct fuse_entry
 
 static int get_dir(struct zlfs_sb *sbi, fuse_ino_t ino, struct zinode **out)
 {
-	int ret = zlfs_iget(sbi, to_ino(ino), out);
-	if (!ret && !S_ISDIR(zf_le16_to_cpu(zi_raw(*out)->i_mode)))
-		ret = -ENOTDIR;
-	return ret;
+	return zlfs_dir_iget(sbi, to_ino(ino), out);
+}
+
+/* The caller's credentials, for the namespace calls. */
+static struct zlfs_cred cred_of(fuse_req_t req)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct zlfs_cred c = { ctx->uid, ctx->gid, ctx->umask };
+	return c;
+}
+
+/* Make a new inode; on success reply material in e (one lookup counted). */
+static int do_create(struct zlfs_sb *sbi, fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode, dev_t rdev, const char *link, struct fuse_entry_param *e,
+		     struct zinode **out)
+{
+	struct zlfs_cred c = cred_of(req);
+	struct zinode *zi;
+	int ret = zlfs_create(sbi, &c, to_ino(parent), name, mode, rdev, link, &zi);
+
+	if (ret)
+		return ret;
+	fill_entry(sbi, zi, e);
+	if (out)
+		*out = zi;
+	return 0;
 }
 
 static void zl_init(void *userdata, struct fuse_conn_info *conn)
@@ -266,84 +282,6 @@ out:
 
 /* ---- namespace ------------------------------------------------------------------------ */
 
-static void set_name(struct zinode *zi, const char *name)
-{
-	struct zf_inode *ri = zi_raw(zi);
-	size_t len = strlen(name);
-	ri->i_namelen = zf_cpu_to_le32((uint32_t)len);
-	memset(ri->i_name, 0, sizeof(ri->i_name));
-	memcpy(ri->i_name, name, len);
-}
-
-/* Make a new inode named `name` in parent; reply with its entry. */
-static int do_create(struct zlfs_sb *sbi, fuse_req_t req, fuse_ino_t parent, const char *name,
-		     mode_t mode, dev_t rdev, const char *link, struct fuse_entry_param *e,
-		     struct zinode **out)
-{
-	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	struct zinode *dir, *zi;
-	uint32_t ino;
-	uint8_t ft;
-	int ret;
-
-	if (strlen(name) > ZF_NAME_LEN)
-		return -ENAMETOOLONG;
-	if ((ret = writable(sbi)) || (ret = get_dir(sbi, parent, &dir)))
-		return ret;
-	if (!zf_le32_to_cpu(zi_raw(dir)->i_links))
-		return -ENOENT;
-	ret = zlfs_dir_lookup(sbi, dir, name, strlen(name), &ino, &ft);
-	if (!ret)
-		return -EEXIST;
-	if (ret != -ENOENT)
-		return ret;
-	if (S_ISDIR(mode) && zf_le32_to_cpu(zi_raw(dir)->i_links) >= 0xffff)
-		return -EMLINK;
-	gid_t gid = ctx->gid;
-	struct zf_inode *pri = zi_raw(dir);
-	if (zf_le16_to_cpu(pri->i_mode) & S_ISGID) {   /* BSD group semantics under setgid dirs */
-		gid = zf_le32_to_cpu(pri->i_gid);
-		if (S_ISDIR(mode))
-			mode |= S_ISGID;
-	}
-	if ((ret = zlfs_inode_new(sbi, mode, ctx->uid, gid, dir->ino, &zi)))
-		return ret;
-	set_name(zi, name);
-	if (!S_ISLNK(mode)) {
-		mode_t m = mode;
-		ret = zlfs_acl_inherit(sbi, dir, zi, &m);
-		if (ret == 1) {   /* no default ACL: the umask applies (the kernel left it to us) */
-			m = mode & ~(mode_t)(ctx->umask & 0777);
-			zi_raw(zi)->i_mode = zf_cpu_to_le16((uint16_t)m);
-			ret = 0;
-		}
-		mode = m;
-	}
-	if (ret)
-		;
-	else if (S_ISDIR(mode))
-		ret = zlfs_dir_init(sbi, zi, dir->ino);
-	else if (S_ISLNK(mode))
-		ret = zlfs_file_write(sbi, zi, link, strlen(link), 0);
-	else if (S_ISCHR(mode) || S_ISBLK(mode))
-		zlfs_inode_set_rdev(zi, rdev);
-	if (!ret)
-		ret = zlfs_dir_add(sbi, dir, name, strlen(name), zi->ino, zlfs_ftype(mode));
-	if (ret) {
-		zi_raw(zi)->i_links = 0;
-		zlfs_inode_unlinked(sbi, zi);
-		return ret;
-	}
-	if (S_ISDIR(mode))
-		pri->i_links = zf_cpu_to_le32(zf_le32_to_cpu(pri->i_links) + 1);
-	zlfs_inode_touch(dir, true, true, false);
-	zlfs_inode_dirty(sbi, dir);
-	fill_entry(sbi, zi, e);
-	if (out)
-		*out = zi;
-	return 0;
-}
-
 static void reply_entry_or_err(fuse_req_t req, int ret, struct fuse_entry_param *e)
 {
 	if (ret)
@@ -441,56 +379,11 @@ static void zl_readlink(fuse_req_t req, fuse_ino_t ino)
 	fuse_reply_readlink(req, buf);
 }
 
-static void drop_link(struct zlfs_sb *sbi, struct zinode *zi)
-{
-	struct zf_inode *ri = zi_raw(zi);
-	uint32_t links = zf_le32_to_cpu(ri->i_links);
-
-	if (S_ISDIR(zf_le16_to_cpu(ri->i_mode)))
-		links = 0;
-	else if (links)
-		links--;
-	ri->i_links = zf_cpu_to_le32(links);
-	zlfs_inode_touch(zi, false, true, false);
-	zlfs_inode_dirty(sbi, zi);
-}
-
-static int do_unlink(struct zlfs_sb *sbi, fuse_ino_t parent, const char *name, bool rmdir)
-{
-	struct zinode *dir, *zi;
-	uint32_t ino;
-	uint8_t ft;
-	int ret;
-
-	if ((ret = writable(sbi)) || (ret = get_dir(sbi, parent, &dir)))
-		return ret;
-	if ((ret = zlfs_dir_lookup(sbi, dir, name, strlen(name), &ino, &ft)) ||
-	    (ret = zlfs_iget(sbi, ino, &zi)))
-		return ret;
-	bool isdir = S_ISDIR(zf_le16_to_cpu(zi_raw(zi)->i_mode));
-	if (rmdir && !isdir)
-		return -ENOTDIR;
-	if (!rmdir && isdir)
-		return -EISDIR;
-	if (rmdir && !zlfs_dir_is_empty(sbi, zi))
-		return -ENOTEMPTY;
-	if ((ret = zlfs_dir_remove(sbi, dir, name, strlen(name))))
-		return ret;
-	if (isdir) {
-		struct zf_inode *pri = zi_raw(dir);
-		pri->i_links = zf_cpu_to_le32(zf_le32_to_cpu(pri->i_links) - 1);
-	}
-	zlfs_inode_touch(dir, true, true, false);
-	zlfs_inode_dirty(sbi, dir);
-	drop_link(sbi, zi);
-	return zlfs_inode_unlinked(sbi, zi);
-}
-
 static void zl_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct zlfs_sb *sbi = SBI(req);
 	lock(sbi);
-	int ret = do_unlink(sbi, parent, name, false);
+	int ret = zlfs_unlink(sbi, to_ino(parent), name, false);
 	unlock(sbi);
 	fuse_reply_err(req, -ret);
 }
@@ -499,7 +392,7 @@ static void zl_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct zlfs_sb *sbi = SBI(req);
 	lock(sbi);
-	int ret = do_unlink(sbi, parent, name, true);
+	int ret = zlfs_unlink(sbi, to_ino(parent), name, true);
 	unlock(sbi);
 	fuse_reply_err(req, -ret);
 }
@@ -508,173 +401,14 @@ static void zl_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 {
 	struct zlfs_sb *sbi = SBI(req);
 	struct fuse_entry_param e;
-	struct zinode *dir, *zi;
-	uint32_t x;
-	uint8_t ft;
+	struct zinode *zi;
 	int ret;
 
-	if (strlen(newname) > ZF_NAME_LEN) {
-		fuse_reply_err(req, ENAMETOOLONG);
-		return;
-	}
 	lock(sbi);
-	if ((ret = writable(sbi)) || (ret = get_dir(sbi, newparent, &dir)) ||
-	    (ret = zlfs_iget(sbi, to_ino(ino), &zi)))
-		goto out;
-	struct zf_inode *ri = zi_raw(zi);
-	if (S_ISDIR(zf_le16_to_cpu(ri->i_mode))) {
-		ret = -EPERM;
-		goto out;
-	}
-	if (zf_le32_to_cpu(ri->i_links) >= 0xffff) {
-		ret = -EMLINK;
-		goto out;
-	}
-	if (!zf_le32_to_cpu(ri->i_links)) {
-		ret = -ENOENT;
-		goto out;
-	}
-	ret = zlfs_dir_lookup(sbi, dir, newname, strlen(newname), &x, &ft);
-	if (!ret) {
-		ret = -EEXIST;
-		goto out;
-	}
-	if (ret != -ENOENT || (ret = zlfs_dir_add(sbi, dir, newname, strlen(newname), zi->ino,
-						  zlfs_ftype(zf_le16_to_cpu(ri->i_mode)))))
-		goto out;
-	ri = zi_raw(zi);
-	ri->i_links = zf_cpu_to_le32(zf_le32_to_cpu(ri->i_links) + 1);
-	zlfs_inode_touch(zi, false, true, false);
-	zlfs_inode_dirty(sbi, zi);
-	zlfs_inode_touch(dir, true, true, false);
-	zlfs_inode_dirty(sbi, dir);
-	fill_entry(sbi, zi, &e);
-out:
+	if (!(ret = zlfs_link(sbi, to_ino(ino), to_ino(newparent), newname, &zi)))
+		fill_entry(sbi, zi, &e);
 	unlock(sbi);
 	reply_entry_or_err(req, ret, &e);
-}
-
-/* Is `anc` an ancestor of (or equal to) directory d?  Walks '..'. */
-static int is_ancestor(struct zlfs_sb *sbi, uint32_t anc, uint32_t d)
-{
-	for (int depth = 0; depth < 4096; depth++) {
-		if (d == anc)
-			return 1;
-		if (d == ZF_ROOT_INO)
-			return 0;
-		struct zinode *zi;
-		uint32_t up;
-		uint8_t ft;
-		int ret = zlfs_iget(sbi, d, &zi);
-		if (ret)
-			return ret;
-		if ((ret = zlfs_dir_lookup(sbi, zi, "..", 2, &up, &ft)))
-			return ret;
-		d = up;
-	}
-	return -ELOOP;
-}
-
-static int do_rename(struct zlfs_sb *sbi, fuse_ino_t parent, const char *name,
-		     fuse_ino_t newparent, const char *newname, unsigned int flags)
-{
-	struct zinode *od, *nd, *src, *dst = NULL;
-	uint32_t sino, dino;
-	uint8_t sft, dft;
-	int ret;
-
-	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
-		return -EINVAL;
-	if (strlen(newname) > ZF_NAME_LEN)
-		return -ENAMETOOLONG;
-	if ((ret = writable(sbi)) || (ret = get_dir(sbi, parent, &od)) ||
-	    (ret = get_dir(sbi, newparent, &nd)))
-		return ret;
-	if ((ret = zlfs_dir_lookup(sbi, od, name, strlen(name), &sino, &sft)) ||
-	    (ret = zlfs_iget(sbi, sino, &src)))
-		return ret;
-	ret = zlfs_dir_lookup(sbi, nd, newname, strlen(newname), &dino, &dft);
-	if (ret && ret != -ENOENT)
-		return ret;
-	bool exists = !ret;
-	if (exists && (ret = zlfs_iget(sbi, dino, &dst)))
-		return ret;
-	if (exists && (flags & RENAME_NOREPLACE))
-		return -EEXIST;
-	if (!exists && (flags & RENAME_EXCHANGE))
-		return -ENOENT;
-	if (exists && dst == src)
-		return 0;    /* the same inode: POSIX says do nothing */
-	bool sdir = S_ISDIR(zf_le16_to_cpu(zi_raw(src)->i_mode));
-	bool ddir = exists && S_ISDIR(zf_le16_to_cpu(zi_raw(dst)->i_mode));
-	/* no directory into itself */
-	if (sdir && od != nd && (ret = is_ancestor(sbi, src->ino, nd->ino)) != 0)
-		return ret < 0 ? ret : -EINVAL;
-	if ((flags & RENAME_EXCHANGE) && ddir && od != nd &&
-	    (ret = is_ancestor(sbi, dst->ino, od->ino)) != 0)
-		return ret < 0 ? ret : -EINVAL;
-
-	if (flags & RENAME_EXCHANGE) {
-		if ((ret = zlfs_dir_set(sbi, od, name, strlen(name), dst->ino, dft)) ||
-		    (ret = zlfs_dir_set(sbi, nd, newname, strlen(newname), src->ino, sft)))
-			return ret;
-		if (od != nd && sdir != ddir) {
-			struct zf_inode *o = zi_raw(od), *n = zi_raw(nd);
-			int d = sdir ? 1 : -1;   /* a directory moved from od to nd */
-			n->i_links = zf_cpu_to_le32(zf_le32_to_cpu(n->i_links) + (uint32_t)d);
-			o->i_links = zf_cpu_to_le32(zf_le32_to_cpu(o->i_links) - (uint32_t)d);
-		}
-		if (sdir && od != nd && (ret = zlfs_dir_set(sbi, src, "..", 2, nd->ino, ZF_FT_DIR)))
-			return ret;
-		if (ddir && od != nd && (ret = zlfs_dir_set(sbi, dst, "..", 2, od->ino, ZF_FT_DIR)))
-			return ret;
-		zi_raw(src)->i_pino = zf_cpu_to_le32(nd->ino);
-		zi_raw(dst)->i_pino = zf_cpu_to_le32(od->ino);
-		set_name(src, newname);
-		set_name(dst, name);
-		zlfs_inode_touch(src, false, true, false);
-		zlfs_inode_touch(dst, false, true, false);
-		zlfs_inode_dirty(sbi, src);
-		zlfs_inode_dirty(sbi, dst);
-	} else {
-		if (exists) {
-			if (sdir && !ddir)
-				return -ENOTDIR;
-			if (!sdir && ddir)
-				return -EISDIR;
-			if (ddir && !zlfs_dir_is_empty(sbi, dst))
-				return -ENOTEMPTY;
-			if ((ret = zlfs_dir_set(sbi, nd, newname, strlen(newname), src->ino, sft)))
-				return ret;
-			if (ddir) {
-				struct zf_inode *n = zi_raw(nd);
-				n->i_links = zf_cpu_to_le32(zf_le32_to_cpu(n->i_links) - 1);
-			}
-			drop_link(sbi, dst);
-		} else if ((ret = zlfs_dir_add(sbi, nd, newname, strlen(newname), src->ino, sft))) {
-			return ret;
-		}
-		if ((ret = zlfs_dir_remove(sbi, od, name, strlen(name))))
-			return ret;
-		if (sdir && od != nd) {
-			struct zf_inode *o = zi_raw(od), *n = zi_raw(nd);
-			o->i_links = zf_cpu_to_le32(zf_le32_to_cpu(o->i_links) - 1);
-			n->i_links = zf_cpu_to_le32(zf_le32_to_cpu(n->i_links) + 1);
-			if ((ret = zlfs_dir_set(sbi, src, "..", 2, nd->ino, ZF_FT_DIR)))
-				return ret;
-		}
-		zi_raw(src)->i_pino = zf_cpu_to_le32(nd->ino);
-		set_name(src, newname);
-		zlfs_inode_touch(src, false, true, false);
-		zlfs_inode_dirty(sbi, src);
-	}
-	zlfs_inode_touch(od, true, true, false);
-	zlfs_inode_touch(nd, true, true, false);
-	zlfs_inode_dirty(sbi, od);
-	zlfs_inode_dirty(sbi, nd);
-	if (exists && !(flags & RENAME_EXCHANGE))
-		return zlfs_inode_unlinked(sbi, dst);
-	return 0;
 }
 
 static void zl_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
@@ -682,7 +416,7 @@ static void zl_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 {
 	struct zlfs_sb *sbi = SBI(req);
 	lock(sbi);
-	int ret = do_rename(sbi, parent, name, newparent, newname, flags);
+	int ret = zlfs_rename(sbi, to_ino(parent), name, to_ino(newparent), newname, flags);
 	unlock(sbi);
 	fuse_reply_err(req, -ret);
 }

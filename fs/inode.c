@@ -170,7 +170,6 @@ static dev_t inode_rdev(const struct zf_inode *ri)
 	return makedev((nw & 0xfff00) >> 8, (nw & 0xff) | ((nw >> 12) & 0xfff00));
 }
 
-void zlfs_inode_set_rdev(struct zinode *zi, dev_t rdev);
 void zlfs_inode_set_rdev(struct zinode *zi, dev_t rdev)
 {
 	struct zf_inode *ri = zi_raw(zi);

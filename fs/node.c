@@ -71,7 +71,6 @@ static int nat_load(struct zlfs_sb *sbi, const struct zf_journal *nat_j)
 	return 0;
 }
 
-int zlfs_node_build_from(struct zlfs_sb *sbi, const struct zf_journal *nat_j);
 int zlfs_node_build_from(struct zlfs_sb *sbi, const struct zf_journal *nat_j)
 {
 	sbi->max_nid = sbi->lay.max_nid;
@@ -285,9 +284,6 @@ static unsigned int node_log(struct znode *n)
 	return zf_node_mark(&n->blk, ZF_NODE_COLD_BIT) ? ZF_LOG_WARM_NODE : ZF_LOG_HOT_NODE;
 }
 
-/* Write one batch of dirty nodes; the buffers stay untouched until it completes. */
-int zlfs_write_nodes(struct zlfs_sb *sbi, struct znode **v, uint32_t n);
-
 int zlfs_node_flush(struct zlfs_sb *sbi)
 {
 	struct znode **v;
@@ -325,8 +321,6 @@ int zlfs_node_flush(struct zlfs_sb *sbi)
 	return ret;
 }
 
-/* Write every dirty NAT block to its other copy (at a checkpoint). */
-int zlfs_nat_flush(struct zlfs_sb *sbi);
 int zlfs_nat_flush(struct zlfs_sb *sbi)
 {
 	struct zf_nat_block *blk = calloc(1, ZF_BLKSIZE);

@@ -494,7 +494,6 @@ static bool kacl_is_mode_only(const uint8_t *acl, size_t len)
  * the ACL's base permissions; a new directory also inherits the default
  * ACL.  Returns 1 if dir has no default ACL (the caller applies the umask).
  */
-int zlfs_acl_inherit(struct zlfs_sb *sbi, struct zinode *dir, struct zinode *zi, mode_t *mode);
 int zlfs_acl_inherit(struct zlfs_sb *sbi, struct zinode *dir, struct zinode *zi, mode_t *mode)
 {
 	uint8_t *acl = malloc(BUF_MAX);
@@ -542,7 +541,6 @@ out:
 }
 
 /* chmod: the access ACL's owner, group (or mask) and other entries follow the mode. */
-int zlfs_acl_chmod(struct zlfs_sb *sbi, struct zinode *zi, mode_t mode);
 int zlfs_acl_chmod(struct zlfs_sb *sbi, struct zinode *zi, mode_t mode)
 {
 	uint8_t *acl = malloc(BUF_MAX);

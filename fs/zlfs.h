@@ -11,8 +11,11 @@
  *   node.c       NAT, nid allocation, node block cache, block mapping
  *   segment.c    SIT, the logs (multi-head logging at zone write pointers), SSA
  *   checkpoint.c checkpoint read and write, orphan list
- *   super.c      mount and unmount
+ *   bcache.c     a cache of directory blocks by address
+ *   data.c       block I/O: reads, metadata writes, batches of log writes
+ *   super.c      mount and unmount (calls every layer's load and teardown)
  *   blk/         the dispatcher and the zoned device
+ * Calls go down this list, never up (super.c, which assembles the rest, aside).
  *
  * Locking: one mutex, sbi->lock, guards every structure here.  Every FUSE
  * operation takes it.  It is dropped only while waiting for data I/O
@@ -175,11 +178,32 @@ struct zlfs_sb {
 int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out, char *err,
 	       size_t errlen);
 int zlfs_unmount(struct zlfs_sb *sbi);
-void zlfs_set_fatal(struct zlfs_sb *sbi, int err);
 
-/* ---- device helpers (super.c) ---- */
+/* ---- data.c: block I/O ---- */
+/* A device error: read-only from now on (the first error is kept). */
+void zlfs_set_fatal(struct zlfs_sb *sbi, int err);
 int zlfs_read_block(struct zlfs_sb *sbi, uint32_t blkaddr, void *buf);
+/* Metadata in the conventional area: written in place. */
 int zlfs_write_meta_block(struct zlfs_sb *sbi, uint32_t blkaddr, const void *buf);
+struct zlfs_wbatch;
+/*
+ * Submit n block writes (bufs[i] to addrs[i]) in array order, which
+ * callers make each log's allocation order; call with sbi->lock held so no
+ * other write of the same log slips in between.  NULL only without memory.
+ */
+struct zlfs_wbatch *zlfs_write_submit(struct zlfs_sb *sbi, void *const *bufs,
+				      const uint32_t *addrs, uint32_t n, uint8_t prio);
+/* Wait for a batch (the lock need not be held) and free it. */
+int zlfs_write_wait(struct zlfs_sb *sbi, struct zlfs_wbatch *wb);
+/* Write n blocks and wait (sbi->lock held throughout). */
+int zlfs_write_blocks(struct zlfs_sb *sbi, void *const *bufs, const uint32_t *addrs, uint32_t n);
+/* Write nodes to the addresses their NAT entries name (sbi->lock held). */
+int zlfs_write_nodes(struct zlfs_sb *sbi, struct znode **v, uint32_t n);
+/* Read / write n blocks with sbi->lock dropped while in flight (held on entry and return). */
+int zlfs_read_blocks_unlocked(struct zlfs_sb *sbi, void **bufs, const uint32_t *addrs, uint32_t n,
+			      uint8_t prio);
+int zlfs_write_unlocked(struct zlfs_sb *sbi, void **bufs, uint32_t *addrs, uint32_t n,
+			uint8_t prio);
 
 /* ---- bcache.c ---- */
 int zlfs_bcache_init(struct zlfs_sb *sbi);
@@ -191,6 +215,8 @@ void zlfs_bcache_put(struct zlfs_sb *sbi, uint32_t addr, const void *buf);
 /* ---- checkpoint.c ---- */
 int zlfs_cp_load(struct zlfs_sb *sbi);
 int zlfs_checkpoint(struct zlfs_sb *sbi, bool umount);
+/* Orphan inodes of the loaded checkpoint (inode.c frees them); *inos malloc()ed. */
+int zlfs_cp_orphans(struct zlfs_sb *sbi, uint32_t **inos, uint32_t *n);
 
 /* ---- segment.c ---- */
 int zlfs_seg_build(struct zlfs_sb *sbi, const struct zf_journal *sit_j);
@@ -211,7 +237,11 @@ uint64_t zlfs_free_user_blocks(const struct zlfs_sb *sbi);
 int zlfs_seg_fix_zones(struct zlfs_sb *sbi);
 
 /* ---- node.c ---- */
+/* Load the NAT (the live copy of each block) and overlay the CP's NAT journal. */
+int zlfs_node_build_from(struct zlfs_sb *sbi, const struct zf_journal *nat_j);
 void zlfs_node_destroy(struct zlfs_sb *sbi);
+/* Write every dirty NAT block to its other copy (at a checkpoint). */
+int zlfs_nat_flush(struct zlfs_sb *sbi);
 /* Get node nid into the cache (reading it if needed). */
 int zlfs_node_get(struct zlfs_sb *sbi, uint32_t nid, struct znode **out);
 /* A fresh zeroed node for nid (of inode ino, at offset ofs in its tree). */
@@ -252,6 +282,27 @@ void zlfs_inode_release_all(struct zlfs_sb *sbi);
 int zlfs_orphan_recover(struct zlfs_sb *sbi, const uint32_t *inos, uint32_t n);
 uint32_t zlfs_orphan_list(struct zlfs_sb *sbi, uint32_t *inos, uint32_t max);
 uint8_t zlfs_ftype(mode_t mode);
+void zlfs_inode_set_rdev(struct zinode *zi, dev_t rdev);
+
+/* ---- namei.c ---- */
+struct zlfs_cred {
+	uid_t uid;
+	gid_t gid;
+	mode_t umask;
+};
+/* -EROFS once read-only (mount option or a device error). */
+int zlfs_writable(struct zlfs_sb *sbi);
+/* zlfs_iget, and -ENOTDIR unless a directory. */
+int zlfs_dir_iget(struct zlfs_sb *sbi, uint32_t ino, struct zinode **out);
+/* A new inode `name` in parent (link: a symlink's target); *out has no lookup counted. */
+int zlfs_create(struct zlfs_sb *sbi, const struct zlfs_cred *c, uint32_t parent,
+		const char *name, mode_t mode, dev_t rdev, const char *link, struct zinode **out);
+int zlfs_unlink(struct zlfs_sb *sbi, uint32_t parent, const char *name, bool rmdir);
+int zlfs_link(struct zlfs_sb *sbi, uint32_t ino, uint32_t newparent, const char *newname,
+	      struct zinode **out);
+/* flags: RENAME_NOREPLACE, RENAME_EXCHANGE. */
+int zlfs_rename(struct zlfs_sb *sbi, uint32_t parent, const char *name, uint32_t newparent,
+		const char *newname, unsigned int flags);
 
 /* ---- file.c ---- */
 int zlfs_file_read(struct zlfs_sb *sbi, struct zinode *zi, char *buf, size_t len, uint64_t off,
@@ -296,5 +347,12 @@ int zlfs_xattr_list(struct zlfs_sb *sbi, struct zinode *zi, char *buf, size_t si
 		    size_t *len);
 int zlfs_xattr_remove(struct zlfs_sb *sbi, struct zinode *zi, const char *name);
 void zlfs_xattr_free(struct zlfs_sb *sbi, struct zinode *zi);
+/*
+ * A new inode zi in dir takes dir's default ACL: 1 when dir has none (the
+ * caller applies the umask), else 0 with *mode the resulting mode.
+ */
+int zlfs_acl_inherit(struct zlfs_sb *sbi, struct zinode *dir, struct zinode *zi, mode_t *mode);
+/* chmod: keep the access ACL's entries in step with the new mode. */
+int zlfs_acl_chmod(struct zlfs_sb *sbi, struct zinode *zi, mode_t mode);
 
 #endif

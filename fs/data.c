@@ -1,0 +1,295 @@
+/*
+ * data.c - block I/O between the filesystem and the dispatcher: single
+ * block reads, in-place metadata writes, batches of asynchronous log
+ * writes, and the read/write helpers that drop sbi->lock while I/O is in
+ * flight.
+ *
+ * Every write zlfs issues carries ZLFS_BIO_NO_ZWL (the request flag of the
+ * series, set here where the filesystem makes its write requests); GC's
+ * I/O goes at the idle priority level (ZLFS_PRIO_IDLE), everything else at
+ * best effort.
+ *
+ * Locks: the *_unlocked helpers are called with sbi->lock held, drop it
+ * while the I/O is in flight (counted in sbi->io_inflight, which the
+ * checkpoint waits for) and hold it again on return.  A device error makes
+ * the filesystem read-only (zlfs_set_fatal).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zlfs.h"
+
+void zlfs_set_fatal(struct zlfs_sb *sbi, int err)
+{
+	if (!sbi->fatal) {
+		struct zlfs_disp_stats st;
+		zlfs_disp_stats(sbi->disp, &st);
+		fprintf(stderr, "zlfs: %s: device error (%s): read-only from now on\n"
+			"zlfs: dispatcher: %llu dispatched, %llu unaligned, %llu retries, %llu recovered, "
+			"%llu failed, %llu zones to resync, most in flight in a zone %u\n",
+			zlfs_zdev_spec(sbi->dev), zlfs_zdev_strerror(err),
+			(unsigned long long)st.dispatched, (unsigned long long)st.unaligned,
+			(unsigned long long)st.retries, (unsigned long long)st.recovered,
+			(unsigned long long)st.failed, (unsigned long long)st.resyncs, st.max_zone_inflight);
+		sbi->fatal = err ? err : -EIO;
+	}
+}
+
+int zlfs_read_block(struct zlfs_sb *sbi, uint32_t blkaddr, void *buf)
+{
+	if ((uint64_t)blkaddr >= zf_le64_to_cpu(sbi->sb.block_count))
+		return -ZLFS_EFSCORRUPTED;
+	return zlfs_disp_rw(sbi->disp, ZLFS_OP_READ, buf, ZF_BLKSIZE,
+			    (uint64_t)blkaddr * ZF_BLKSIZE, 0, NULL);
+}
+
+/* Metadata in the conventional area: written in place. */
+int zlfs_write_meta_block(struct zlfs_sb *sbi, uint32_t blkaddr, const void *buf)
+{
+	int ret;
+
+	if (sbi->fatal)
+		return -EROFS;
+	ret = zlfs_disp_rw(sbi->disp, ZLFS_OP_WRITE, (void *)buf, ZF_BLKSIZE,
+			   (uint64_t)blkaddr * ZF_BLKSIZE, ZLFS_BIO_NO_ZWL, NULL);
+	if (ret)
+		zlfs_set_fatal(sbi, ret);
+	return ret;
+}
+
+/* ---- batches of asynchronous writes --------------------------------------------- */
+
+struct batch {
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
+	uint32_t left;
+	int err;
+};
+
+struct batch_bio {
+	struct zlfs_bio bio;
+	struct batch *b;
+};
+
+static void batch_end(struct zlfs_bio *bio)
+{
+	struct batch_bio *bb = (struct batch_bio *)bio;
+	struct batch *b = bb->b;
+
+	pthread_mutex_lock(&b->lock);
+	if (bio->result && !b->err)
+		b->err = bio->result;
+	if (!--b->left)
+		pthread_cond_signal(&b->cv);
+	pthread_mutex_unlock(&b->lock);
+}
+
+struct zlfs_wbatch {
+	struct batch b;
+	uint32_t n;
+	struct batch_bio v[];
+};
+
+/*
+ * Submit n block writes (bufs[i] to addrs[i]) in array order, which
+ * callers make each log's allocation order; call with sbi->lock held so no
+ * other write of the same log slips in between.  NULL only without memory.
+ */
+struct zlfs_wbatch *zlfs_write_submit(struct zlfs_sb *sbi, void *const *bufs,
+				      const uint32_t *addrs, uint32_t n, uint8_t prio)
+{
+	struct zlfs_wbatch *wb = calloc(1, sizeof(*wb) + n * sizeof(struct batch_bio));
+
+	if (!wb)
+		return NULL;
+	pthread_mutex_init(&wb->b.lock, NULL);
+	pthread_cond_init(&wb->b.cv, NULL);
+	wb->n = n;
+	wb->b.left = n;
+	if (sbi->fatal) {
+		wb->b.err = -EROFS;
+		wb->b.left = 0;
+		return wb;
+	}
+	/* one bio per run of blocks adjacent on the device and in memory */
+	uint32_t nbio = 0;
+	for (uint32_t i = 0; i < n; ) {
+		uint32_t j = i + 1;
+		/* ... and never across a zone: each zone is written on its own */
+		const struct zlfs_zdev_geom *g = zlfs_zdev_geom(sbi->dev);
+		uint64_t zone_blocks = g->zone_size / ZF_BLKSIZE;
+		uint32_t max_run = g->max_io && g->max_io / ZF_BLKSIZE < 256 ? g->max_io / ZF_BLKSIZE : 256;
+		if (!max_run)
+			max_run = 1;
+		while (j < n && addrs[j] == addrs[j - 1] + 1 && addrs[j] % zone_blocks &&
+		       (uint8_t *)bufs[j] == (uint8_t *)bufs[j - 1] + ZF_BLKSIZE && j - i < max_run)
+			j++;
+		struct zlfs_bio *bio = &wb->v[nbio].bio;
+		wb->v[nbio].b = &wb->b;
+		bio->op = ZLFS_OP_WRITE;
+		bio->prio = prio;
+		bio->flags = ZLFS_BIO_NO_ZWL;
+		bio->off = (uint64_t)addrs[i] * ZF_BLKSIZE;
+		bio->buf = bufs[i];
+		bio->len = (j - i) * ZF_BLKSIZE;
+		bio->end = batch_end;
+		nbio++;
+		i = j;
+	}
+	pthread_mutex_lock(&wb->b.lock);
+	wb->b.left = nbio;
+	pthread_mutex_unlock(&wb->b.lock);
+	for (uint32_t k = 0; k < nbio; k++) {
+		int ret = zlfs_disp_submit(sbi->disp, &wb->v[k].bio);
+		if (ret) {
+			pthread_mutex_lock(&wb->b.lock);
+			if (!wb->b.err)
+				wb->b.err = ret;
+			wb->b.left -= nbio - k;
+			pthread_mutex_unlock(&wb->b.lock);
+			break;
+		}
+	}
+	return wb;
+}
+
+/* Wait for a batch (the lock need not be held) and free it. */
+int zlfs_write_wait(struct zlfs_sb *sbi, struct zlfs_wbatch *wb)
+{
+	int err;
+
+	if (!wb)
+		return -ENOMEM;
+	pthread_mutex_lock(&wb->b.lock);
+	while (wb->b.left)
+		pthread_cond_wait(&wb->b.cv, &wb->b.lock);
+	err = wb->b.err;
+	pthread_mutex_unlock(&wb->b.lock);
+	pthread_mutex_destroy(&wb->b.lock);
+	pthread_cond_destroy(&wb->b.cv);
+	free(wb);
+	if (err)
+		zlfs_set_fatal(sbi, err);
+	return err;
+}
+
+/* Write n blocks and wait (sbi->lock held throughout). */
+int zlfs_write_blocks(struct zlfs_sb *sbi, void *const *bufs, const uint32_t *addrs, uint32_t n)
+{
+	if (!n)
+		return 0;
+	return zlfs_write_wait(sbi, zlfs_write_submit(sbi, bufs, addrs, n, ZLFS_PRIO_BE));
+}
+
+int zlfs_write_nodes(struct zlfs_sb *sbi, struct znode **v, uint32_t n)
+{
+	void **bufs = calloc(n ? n : 1, sizeof(*bufs));
+	uint32_t *addrs = calloc(n ? n : 1, sizeof(*addrs));
+	int ret;
+
+	if (!bufs || !addrs) {
+		free(bufs);
+		free(addrs);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		bufs[i] = &v[i]->blk;
+		addrs[i] = sbi->nat[v[i]->nid].blkaddr;
+	}
+	ret = zlfs_write_blocks(sbi, bufs, addrs, n);
+	free(bufs);
+	free(addrs);
+	return ret;
+}
+
+
+/* ---- reads and writes with the lock dropped ------------------------------------- */
+
+struct rbatch {
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
+	uint32_t left;
+	int err;
+};
+
+struct rbio {
+	struct zlfs_bio bio;
+	struct rbatch *b;
+};
+
+static void rbio_end(struct zlfs_bio *bio)
+{
+	struct rbio *r = (struct rbio *)bio;
+
+	pthread_mutex_lock(&r->b->lock);
+	if (bio->result && !r->b->err)
+		r->b->err = bio->result;
+	if (!--r->b->left)
+		pthread_cond_signal(&r->b->cv);
+	pthread_mutex_unlock(&r->b->lock);
+}
+
+/*
+ * Read n blocks with sbi->lock dropped while they are in flight.  Caller
+ * holds the lock; it is held again on return.
+ */
+int zlfs_read_blocks_unlocked(struct zlfs_sb *sbi, void **bufs, const uint32_t *addrs, uint32_t n,
+			      uint8_t prio)
+{
+	struct rbatch b = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0 };
+	struct rbio *v;
+
+	if (!n)
+		return 0;
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	b.left = n;
+	sbi->io_inflight++;
+	for (uint32_t i = 0; i < n; i++) {
+		v[i].b = &b;
+		v[i].bio.op = ZLFS_OP_READ;
+		v[i].bio.prio = prio;
+		v[i].bio.flags = ZLFS_BIO_SYNC;
+		v[i].bio.off = (uint64_t)addrs[i] * ZF_BLKSIZE;
+		v[i].bio.buf = bufs[i];
+		v[i].bio.len = ZF_BLKSIZE;
+		v[i].bio.end = rbio_end;
+		int ret = zlfs_disp_submit(sbi->disp, &v[i].bio);
+		if (ret) {
+			pthread_mutex_lock(&b.lock);
+			b.err = b.err ? b.err : ret;
+			b.left -= n - i;
+			pthread_mutex_unlock(&b.lock);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sbi->lock);
+	pthread_mutex_lock(&b.lock);
+	while (b.left)
+		pthread_cond_wait(&b.cv, &b.lock);
+	pthread_mutex_unlock(&b.lock);
+	pthread_mutex_lock(&sbi->lock);
+	if (!--sbi->io_inflight)
+		pthread_cond_broadcast(&sbi->io_cv);
+	free(v);
+	return b.err;
+}
+
+/* Submit under the lock (LBA order per log), wait with it dropped. */
+int zlfs_write_unlocked(struct zlfs_sb *sbi, void **bufs, uint32_t *addrs, uint32_t n,
+			uint8_t prio)
+{
+	int ret;
+
+	struct zlfs_wbatch *wb = zlfs_write_submit(sbi, bufs, addrs, n, prio);
+	sbi->io_inflight++;
+	pthread_mutex_unlock(&sbi->lock);
+	ret = zlfs_write_wait(sbi, wb);
+	pthread_mutex_lock(&sbi->lock);
+	if (!--sbi->io_inflight)
+		pthread_cond_broadcast(&sbi->io_cv);
+	return ret;
+}
