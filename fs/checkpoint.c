@@ -298,6 +298,8 @@ int zlfs_checkpoint(struct zlfs_sb *sbi, bool umount)
 		return 0;
 	while (sbi->io_inflight)
 		pthread_cond_wait(&sbi->io_cv, &sbi->lock);
+	/* no user write is between its allocation and its commit now */
+	zlfs_seg_reloc_clear(sbi);
 	if ((ret = zlfs_node_flush(sbi)) || (ret = zlfs_seg_settle_logs(sbi)) ||
 	    (ret = zlfs_nat_flush(sbi)) || (ret = zlfs_seg_flush(sbi)))
 		goto fail;

@@ -22,6 +22,7 @@
 #include "zlfs.h"
 
 static const uint8_t zero_block[ZF_BLKSIZE];
+#define ZERO_BATCH 256   /* fallocate: zero blocks per batch */
 
 /* ---- reads ------------------------------------------------------------------------ */
 
@@ -184,7 +185,7 @@ static int alloc_for(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, uin
 /*
  * The data of blocks [first, first+n) is on the device: point the slots at
  * it.  A slot that changed meanwhile (another write, a truncate) keeps its
- * new value and our block is dropped.
+ * new value and our block is dropped; one that GC moved takes ours.
  */
 static void commit_blocks(struct zlfs_sb *sbi, struct zinode *zi, uint64_t first,
 			  const uint32_t *olds, const uint32_t *addrs, uint32_t n)
@@ -198,7 +199,8 @@ static void commit_blocks(struct zlfs_sb *sbi, struct zinode *zi, uint64_t first
 		}
 		zf_le32 *slot = &zlfs_dnode_addrs(dn, &nr)[ofs];
 		uint32_t cur = zf_le32_to_cpu(*slot);
-		if (cur != olds[i]) {
+		/* GC moving the old block meanwhile is no reason to drop ours */
+		if (cur != olds[i] && !zlfs_seg_moved(sbi, olds[i], cur)) {
 			zlfs_invalidate_block(sbi, addrs[i]);
 			continue;
 		}
@@ -271,7 +273,7 @@ int zlfs_file_write(struct zlfs_sb *sbi, struct zinode *zi, const char *buf, siz
 		return ret;
 	uint64_t first = off / ZF_BLKSIZE, last = (off + len - 1) / ZF_BLKSIZE;
 	uint32_t n = (uint32_t)(last - first + 1);
-	if (zlfs_free_user_blocks(sbi) < n)
+	if (zlfs_avail_blocks(sbi) < n)
 		return -ENOSPC;
 	void **bufs = calloc(n, sizeof(*bufs));
 	uint32_t *addrs = calloc(n, sizeof(*addrs)), *olds = NULL;
@@ -439,7 +441,36 @@ static int punch_range(struct zlfs_sb *sbi, struct zinode *zi, uint64_t off, uin
 	return punch_blocks(sbi, zi, fb, lb);
 }
 
-/* Give every hole of [off, end) a zero block (zlfs writes no NEW_ADDR). */
+/* Zero blocks for file blocks [first, first+n), all holes now: written as one batch. */
+static int zero_run(struct zlfs_sb *sbi, struct zinode *zi, uint64_t first, uint32_t n)
+{
+	void *bufs[ZERO_BATCH];
+	uint32_t addrs[ZERO_BATCH], olds[ZERO_BATCH];
+	int ret = 0;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		bufs[i] = (void *)zero_block;
+		if ((ret = alloc_for(sbi, zi, first + i, &olds[i], &addrs[i])))
+			break;
+	}
+	if (!i)
+		return ret;
+	int wret = zlfs_write_unlocked(sbi, bufs, addrs, i, ZLFS_PRIO_BE);
+	if (wret) {
+		for (uint32_t k = 0; k < i; k++)
+			zlfs_invalidate_block(sbi, addrs[k]);
+		return wret;
+	}
+	commit_blocks(sbi, zi, first, olds, addrs, i);
+	return ret;
+}
+
+/*
+ * Give every hole of [off, end) a zero block (zlfs writes no NEW_ADDR), in
+ * batches; between batches the state is whole (blocks past i_size are
+ * allowed), so foreground GC may run there.
+ */
 static int alloc_range(struct zlfs_sb *sbi, struct zinode *zi, uint64_t off, uint64_t end)
 {
 	uint64_t fb = off / ZF_BLKSIZE, lb = (end + ZF_BLKSIZE - 1) / ZF_BLKSIZE;
@@ -452,16 +483,27 @@ static int alloc_range(struct zlfs_sb *sbi, struct zinode *zi, uint64_t off, uin
 			return ret;
 		holes += a == ZF_NULL_ADDR;
 	}
-	if (zlfs_free_user_blocks(sbi) < holes)
+	if (zlfs_avail_blocks(sbi) < holes)
 		return -ENOSPC;
-	for (uint64_t idx = fb; idx < lb; idx++) {
+	for (uint64_t idx = fb; idx < lb; ) {
 		uint32_t a;
 		if ((ret = block_addr(sbi, zi, idx, &a)))
 			return ret;
-		if (a != ZF_NULL_ADDR)
+		if (a != ZF_NULL_ADDR) {
+			idx++;
 			continue;
-		if ((ret = zlfs_write_file_block(sbi, zi, idx, zero_block, ZF_LOG_WARM_DATA)))
+		}
+		uint32_t n = 1;
+		while (n < ZERO_BATCH && idx + n < lb) {
+			if ((ret = block_addr(sbi, zi, idx + n, &a)))
+				return ret;
+			if (a != ZF_NULL_ADDR)
+				break;
+			n++;
+		}
+		if ((ret = zlfs_balance(sbi, n + 2)) || (ret = zero_run(sbi, zi, idx, n)))
 			return ret;
+		idx += n;
 	}
 	return 0;
 }

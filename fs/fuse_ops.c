@@ -37,7 +37,12 @@ static fuse_ino_t to_fuse(uint32_t ino)
 	return ino == ZF_ROOT_INO ? FUSE_ROOT_ID : ino;
 }
 
-static void lock(struct zlfs_sb *sbi) { pthread_mutex_lock(&sbi->lock); }
+/* Every operation takes the lock here; it also tells background GC the filesystem is busy. */
+static void lock(struct zlfs_sb *sbi)
+{
+	pthread_mutex_lock(&sbi->lock);
+	zlfs_note_op(sbi);
+}
 static void unlock(struct zlfs_sb *sbi) { pthread_mutex_unlock(&sbi->lock); }
 
 static int writable(struct zlfs_sb *sbi)
@@ -55,6 +60,154 @@ static void fill_entry(struct zlfs_sb *sbi, struct zinode *zi, struct fuse_entry
 	e->attr_timeout = TIMEOUT;
 	e->entry_timeout = TIMEOUT;
 	zi->nlookup++;
+}
+
+/*
+ * The virtual directory /.zlfs (stats.c writes its files' text): reached by
+ * name, left out of readdir, read-only.  Its inode numbers lie above 2^32,
+ * where no F2FS inode number can be, so no operation on a real inode
+ * mistakes them; every other operation refuses them (VIRT_REFUSE).
+ */
+#define VIRT_NAME ".zlfs"
+#define VINO_DIR ((fuse_ino_t)1 << 32)
+#define VINO_STATUS (VINO_DIR + 1)
+#define VINO_ZONES (VINO_DIR + 2)
+
+static bool is_virt(fuse_ino_t ino)
+{
+	return ino >= VINO_DIR;
+}
+
+/* ".zlfs" in the root: the name is taken by the virtual directory. */
+static bool virt_name(fuse_ino_t parent, const char *name)
+{
+	return parent == FUSE_ROOT_ID && !strcmp(name, VIRT_NAME);
+}
+
+#define VIRT_REFUSE(req, ino) do { \
+		if (is_virt(ino)) { fuse_reply_err(req, EPERM); return; } \
+	} while (0)
+
+static void virt_stat(fuse_ino_t ino, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = ino;
+	st->st_mode = ino == VINO_DIR ? S_IFDIR | 0555 : S_IFREG | 0444;
+	st->st_nlink = ino == VINO_DIR ? 2 : 1;
+	st->st_blksize = ZF_BLKSIZE;
+}
+
+static void virt_entry(fuse_req_t req, fuse_ino_t ino)
+{
+	struct fuse_entry_param e;
+	memset(&e, 0, sizeof(e));
+	e.ino = ino;
+	virt_stat(ino, &e.attr);
+	/* the contents change all the time: no attribute caching */
+	e.attr_timeout = 0;
+	e.entry_timeout = TIMEOUT;
+	fuse_reply_entry(req, &e);
+}
+
+/* A snapshot of a virtual file's text, taken at open. */
+struct vfile {
+	char *text;
+	size_t len;
+};
+
+static void virt_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct zlfs_sb *sbi = SBI(req);
+	struct vfile *v;
+	int ret;
+
+	if (ino == VINO_DIR) {
+		fuse_reply_err(req, EISDIR);
+		return;
+	}
+	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
+	if (!(v = calloc(1, sizeof(*v)))) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	pthread_mutex_lock(&sbi->lock);    /* reading counters is no user activity */
+	ret = ino == VINO_STATUS ? zlfs_stats_status(sbi, &v->text, &v->len)
+				 : zlfs_stats_zones(sbi, &v->text, &v->len);
+	pthread_mutex_unlock(&sbi->lock);
+	if (ret) {
+		free(v);
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	fi->fh = (uint64_t)(uintptr_t)v;
+	fi->direct_io = 1;     /* size 0 in stat: reads must reach us */
+	fi->nonseekable = 0;
+	fuse_reply_open(req, fi);
+}
+
+static void virt_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct vfile *v = (struct vfile *)(uintptr_t)fi->fh;
+
+	if (!v || off < 0 || (size_t)off >= v->len) {
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	size_t n = v->len - (size_t)off < size ? v->len - (size_t)off : size;
+	fuse_reply_buf(req, v->text + off, n);
+}
+
+static void virt_release(fuse_req_t req, struct fuse_file_info *fi)
+{
+	struct vfile *v = (struct vfile *)(uintptr_t)fi->fh;
+	if (v) {
+		free(v->text);
+		free(v);
+	}
+	fuse_reply_err(req, 0);
+}
+
+static void virt_readdir(fuse_req_t req, size_t size, off_t off, bool plus)
+{
+	static const struct { const char *name; fuse_ino_t ino; } ents[] = {
+		{ ".", VINO_DIR }, { "..", FUSE_ROOT_ID }, { "status", VINO_STATUS },
+		{ "zones", VINO_ZONES },
+	};
+	char *buf = malloc(size ? size : 1);
+	size_t used = 0;
+
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	for (off_t i = off; i >= 0 && (size_t)i < sizeof(ents) / sizeof(ents[0]); i++) {
+		size_t n;
+		if (plus) {
+			struct fuse_entry_param e;
+			memset(&e, 0, sizeof(e));
+			/* entries beyond . and .. carry a lookup the kernel will forget */
+			if (i >= 2) {
+				e.ino = ents[i].ino;
+				e.entry_timeout = TIMEOUT;
+			}
+			virt_stat(ents[i].ino, &e.attr);
+			if (ents[i].ino == FUSE_ROOT_ID)
+				e.attr.st_mode = S_IFDIR;
+			n = fuse_add_direntry_plus(req, buf + used, size - used, ents[i].name, &e, i + 1);
+		} else {
+			struct stat st;
+			virt_stat(ents[i].ino, &st);
+			n = fuse_add_direntry(req, buf + used, size - used, ents[i].name, &st, i + 1);
+		}
+		if (n > size - used)
+			break;
+		used += n;
+	}
+	fuse_reply_buf(req, buf, used);
+	free(buf);
 }
 
 static int get_dir(struct zlfs_sb *sbi, fuse_ino_t ino, struct zinode **out)
@@ -77,7 +230,16 @@ static int do_create(struct zlfs_sb *sbi, fuse_req_t req, fuse_ino_t parent, con
 {
 	struct zlfs_cred c = cred_of(req);
 	struct zinode *zi;
-	int ret = zlfs_create(sbi, &c, to_ino(parent), name, mode, rdev, link, &zi);
+	int ret;
+
+	if (is_virt(parent))
+		return -EPERM;
+	if (virt_name(parent, name))
+		return -EEXIST;
+	/* a symlink's target takes a block; any new entry may take a dentry block */
+	if ((ret = zlfs_balance(sbi, 8 + (link ? 1 : 0))))
+		return ret;
+	ret = zlfs_create(sbi, &c, to_ino(parent), name, mode, rdev, link, &zi);
 
 	if (ret)
 		return ret;
@@ -129,6 +291,22 @@ static void zl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ENAMETOOLONG);
 		return;
 	}
+	if (virt_name(parent, name) || (parent == VINO_DIR && !strcmp(name, "."))) {
+		virt_entry(req, VINO_DIR);
+		return;
+	}
+	if (parent == VINO_DIR) {
+		if (!strcmp(name, "status"))
+			virt_entry(req, VINO_STATUS);
+		else if (!strcmp(name, "zones"))
+			virt_entry(req, VINO_ZONES);
+		else if (!strcmp(name, ".."))
+			fuse_reply_err(req, ENOENT);   /* the kernel knows the parent itself */
+		else
+			fuse_reply_err(req, ENOENT);
+		return;
+	}
+	VIRT_REFUSE(req, parent);
 	lock(sbi);
 	if (!strcmp(name, ".")) {
 		/*
@@ -172,7 +350,7 @@ static void zl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 static void forget_one(struct zlfs_sb *sbi, fuse_ino_t ino, uint64_t n)
 {
 	struct zinode *zi;
-	if (!zlfs_iget(sbi, to_ino(ino), &zi))
+	if (!is_virt(ino) && !zlfs_iget(sbi, to_ino(ino), &zi))
 		zlfs_iput(sbi, zi, n);
 }
 
@@ -203,6 +381,11 @@ static void zl_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	int ret;
 
 	(void)fi;
+	if (is_virt(ino)) {
+		virt_stat(ino, &st);
+		fuse_reply_attr(req, &st, 0);
+		return;
+	}
 	lock(sbi);
 	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
 		zlfs_inode_stat(sbi, zi, &st);
@@ -229,9 +412,11 @@ static void zl_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	int ret;
 
 	(void)fi;
+	VIRT_REFUSE(req, ino);
 	clock_gettime(CLOCK_REALTIME_COARSE, &now);   /* as zlfs_inode_touch */
 	lock(sbi);
-	if ((ret = zlfs_iget(sbi, to_ino(ino), &zi)) || (ret = writable(sbi)))
+	if ((ret = zlfs_iget(sbi, to_ino(ino), &zi)) || (ret = writable(sbi)) ||
+	    ((to_set & FUSE_SET_ATTR_SIZE) && (ret = zlfs_balance(sbi, 2))))
 		goto out;
 	struct zf_inode *ri = zi_raw(zi);
 	mode_t mode = zf_le16_to_cpu(ri->i_mode);
@@ -363,6 +548,7 @@ static void zl_readlink(fuse_req_t req, fuse_ino_t ino)
 	size_t got = 0;
 	int ret;
 
+	VIRT_REFUSE(req, ino);
 	lock(sbi);
 	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
 		if (!S_ISLNK(zf_le16_to_cpu(zi_raw(zi)->i_mode)))
@@ -382,8 +568,15 @@ static void zl_readlink(fuse_req_t req, fuse_ino_t ino)
 static void zl_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct zlfs_sb *sbi = SBI(req);
+	if (is_virt(parent) || virt_name(parent, name)) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
 	lock(sbi);
-	int ret = zlfs_unlink(sbi, to_ino(parent), name, false);
+	/* removing frees space: it goes ahead even when GC found none to make */
+	int ret = zlfs_balance(sbi, 8);
+	if (!ret || ret == -ENOSPC)
+		ret = zlfs_unlink(sbi, to_ino(parent), name, false);
 	unlock(sbi);
 	fuse_reply_err(req, -ret);
 }
@@ -391,8 +584,15 @@ static void zl_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 static void zl_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct zlfs_sb *sbi = SBI(req);
+	if (is_virt(parent) || virt_name(parent, name)) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
 	lock(sbi);
-	int ret = zlfs_unlink(sbi, to_ino(parent), name, true);
+	/* removing frees space: it goes ahead even when GC found none to make */
+	int ret = zlfs_balance(sbi, 8);
+	if (!ret || ret == -ENOSPC)
+		ret = zlfs_unlink(sbi, to_ino(parent), name, true);
 	unlock(sbi);
 	fuse_reply_err(req, -ret);
 }
@@ -404,8 +604,13 @@ static void zl_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 	struct zinode *zi;
 	int ret;
 
+	if (is_virt(ino) || is_virt(newparent) || virt_name(newparent, newname)) {
+		fuse_reply_err(req, is_virt(ino) || is_virt(newparent) ? EPERM : EEXIST);
+		return;
+	}
 	lock(sbi);
-	if (!(ret = zlfs_link(sbi, to_ino(ino), to_ino(newparent), newname, &zi)))
+	if (!(ret = zlfs_balance(sbi, 8)) &&
+	    !(ret = zlfs_link(sbi, to_ino(ino), to_ino(newparent), newname, &zi)))
 		fill_entry(sbi, zi, &e);
 	unlock(sbi);
 	reply_entry_or_err(req, ret, &e);
@@ -415,8 +620,15 @@ static void zl_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		      const char *newname, unsigned int flags)
 {
 	struct zlfs_sb *sbi = SBI(req);
+	if (is_virt(parent) || is_virt(newparent) || virt_name(parent, name) ||
+	    virt_name(newparent, newname)) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
 	lock(sbi);
-	int ret = zlfs_rename(sbi, to_ino(parent), name, to_ino(newparent), newname, flags);
+	int ret = zlfs_balance(sbi, 16);
+	if (!ret)
+		ret = zlfs_rename(sbi, to_ino(parent), name, to_ino(newparent), newname, flags);
 	unlock(sbi);
 	fuse_reply_err(req, -ret);
 }
@@ -429,8 +641,15 @@ static void zl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct zinode *zi;
 	int ret;
 
+	if (is_virt(ino)) {
+		virt_open(req, ino, fi);
+		return;
+	}
 	lock(sbi);
-	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
+	if ((fi->flags & O_TRUNC) && (fi->flags & O_ACCMODE) != O_RDONLY &&
+	    (ret = zlfs_balance(sbi, 2)))
+		;
+	else if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
 		if ((fi->flags & O_ACCMODE) != O_RDONLY && (ret = writable(sbi)))
 			;
 		else if (S_ISDIR(zf_le16_to_cpu(zi_raw(zi)->i_mode)))
@@ -455,7 +674,10 @@ static void zl_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct zlfs_sb *sbi = SBI(req);
 	struct zinode *zi;
 
-	(void)fi;
+	if (is_virt(ino)) {
+		virt_release(req, fi);
+		return;
+	}
 	lock(sbi);
 	if (!zlfs_iget(sbi, to_ino(ino), &zi)) {
 		if (zi->nopen)
@@ -475,7 +697,11 @@ static void zl_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	char *buf = malloc(size ? size : 1);
 	int ret;
 
-	(void)fi;
+	if (is_virt(ino)) {
+		free(buf);
+		virt_read(req, size, off, fi);
+		return;
+	}
 	if (!buf) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -499,8 +725,12 @@ static void zl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	int ret;
 
 	(void)fi;
+	VIRT_REFUSE(req, ino);
 	lock(sbi);
-	if (!(ret = writable(sbi)) && !(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
+	/* room first: the blocks, maybe a new dnode and an inline conversion */
+	if (!(ret = writable(sbi)) &&
+	    !(ret = zlfs_balance(sbi, (size + ZF_BLKSIZE - 1) / ZF_BLKSIZE + 3)) &&
+	    !(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
 		/* the kernel computed the offset, O_APPEND included */
 		ret = zlfs_file_write(sbi, zi, buf, size, (uint64_t)off);
 	}
@@ -552,8 +782,10 @@ static void zl_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
+	VIRT_REFUSE(req, ino);
 	lock(sbi);
-	if (!(ret = writable(sbi)) && !(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
+	if (!(ret = writable(sbi)) && !(ret = zlfs_balance(sbi, 4)) &&
+	    !(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
 		ret = zlfs_file_fallocate(sbi, zi, mode, (uint64_t)off, (uint64_t)len);
 	unlock(sbi);
 	fuse_reply_err(req, -ret);
@@ -567,6 +799,13 @@ static void zl_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct zinode *zi;
 	int ret;
 
+	if (is_virt(ino)) {
+		if (ino == VINO_DIR)
+			fuse_reply_open(req, fi);
+		else
+			fuse_reply_err(req, ENOTDIR);
+		return;
+	}
 	lock(sbi);
 	if (!(ret = get_dir(sbi, ino, &zi)))
 		zi->nopen++;
@@ -579,6 +818,10 @@ static void zl_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static void zl_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	if (is_virt(ino)) {
+		fuse_reply_err(req, 0);
+		return;
+	}
 	zl_release(req, ino, fi);
 }
 
@@ -641,6 +884,11 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 	struct rd r = { req, sbi, malloc(size), size, 0, plus, 0 };
 	int ret;
 
+	if (is_virt(ino)) {
+		free(r.buf);
+		virt_readdir(req, size, off, plus);
+		return;
+	}
 	if (!r.buf) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -691,10 +939,12 @@ static void zl_statfs(fuse_req_t req, fuse_ino_t ino)
 	st.f_bsize = ZF_BLKSIZE;
 	st.f_frsize = ZF_BLKSIZE;
 	st.f_blocks = sbi->user_block_count;
-	/* dirty nodes take a block each at the next checkpoint: count them as used */
-	uint64_t bfree = zlfs_free_user_blocks(sbi);
-	bfree = bfree > sbi->nr_dirty_nodes ? bfree - sbi->nr_dirty_nodes : 0;
-	st.f_bfree = bfree;
+	/*
+	 * What can be written now: the user's share less what is valid and
+	 * the nodes not written yet.  Dead blocks and prefree sections count
+	 * as free: a write that needs them runs GC and the checkpoint first.
+	 */
+	st.f_bfree = zlfs_avail_blocks(sbi);
 	st.f_bavail = st.f_bfree;
 	uint32_t usable_nids = sbi->max_nid - ZF_FIRST_FREE_NID;
 	st.f_files = usable_nids;
@@ -740,12 +990,14 @@ static void zl_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 	struct zinode *zi;
 	int ret;
 
+	VIRT_REFUSE(req, ino);
 	if (acl) {
 		ngroups = fuse_req_getgroups(req, 256, groups);
 		ngroups = ngroups < 0 ? 0 : ngroups > 256 ? 256 : ngroups;
 	}
 	lock(sbi);
-	if (!(ret = writable(sbi)) && !(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
+	if (!(ret = writable(sbi)) && !(ret = zlfs_balance(sbi, 4)) &&
+	    !(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
 		ret = zlfs_xattr_set(sbi, zi, name, value, size, flags);
 	if (!ret && acl)
 		acl_drop_sgid(req, zi, groups, ngroups);
@@ -763,6 +1015,10 @@ static void zl_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 
 	if (size && !buf) {
 		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (is_virt(ino)) {
+		fuse_reply_err(req, ENODATA);
 		return;
 	}
 	lock(sbi);
@@ -790,6 +1046,13 @@ static void zl_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
+	if (is_virt(ino)) {
+		if (size)
+			fuse_reply_buf(req, NULL, 0);
+		else
+			fuse_reply_xattr(req, 0);
+		return;
+	}
 	lock(sbi);
 	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
 		ret = zlfs_xattr_list(sbi, zi, buf, size, &len);
@@ -809,6 +1072,10 @@ static void zl_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	struct zinode *zi;
 	int ret;
 
+	if (is_virt(ino)) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
 	lock(sbi);
 	if (!(ret = writable(sbi)) && !(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
 		ret = zlfs_xattr_remove(sbi, zi, name);

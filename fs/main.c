@@ -6,6 +6,10 @@
  *                          lacks the "no zone write lock" flag)
  *   sched_NAME=VALUE       a dispatcher tunable (README "The dispatcher"),
  *                          e.g. sched_fifo_batch=8
+ *   gc=off|on|urgent       background GC (default on; foreground GC always runs)
+ *   gc_policy=auto|greedy|cb   victim choice (auto: greedy in the foreground,
+ *                          cost-benefit in the background)
+ *   gc_idle_ms, gc_sleep_ms, gc_no_gc_pct, gc_boost_pct   background GC tunables
  *   ro                     mount read-only
  *
  * Order of events: (fork, unless -f) -> open and mount the device -> FUSE
@@ -72,6 +76,24 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 			}
 			return 0;
 		}
+		if (!strncmp(arg, "gc=", 3) || !strncmp(arg, "gc_", 3)) {
+			char name[64];
+			const char *eq = strchr(arg, '=');
+			const char *n0 = arg[2] == '=' ? arg : arg + 3;
+			if (!eq || (size_t)(eq - n0) >= sizeof(name)) {
+				fprintf(stderr, "zlfs: bad option %s\n", arg);
+				c->err = 1;
+				return 0;
+			}
+			memcpy(name, n0, (size_t)(eq - n0));
+			name[eq - n0] = '\0';
+			if (zlfs_gc_opts_set(&c->o.gc, name, eq + 1)) {
+				fprintf(stderr, "zlfs: bad GC setting %s (gc=off|on|urgent, gc_policy=auto|greedy|cb, "
+					"gc_idle_ms, gc_sleep_ms, gc_no_gc_pct, gc_boost_pct)\n", arg);
+				c->err = 1;
+			}
+			return 0;
+		}
 		if (!strcmp(arg, "ro"))
 			c->o.ro = true;
 		return 1;
@@ -109,7 +131,9 @@ static bool spec_is_mounted(const char *spec)
 static void usage(const char *prog)
 {
 	printf("usage: %s DEVICE MOUNTPOINT [-o OPTIONS] [-f] [-d]\n"
-	       "zlfs options: mode=zwl|nolock|zwp, sched_NAME=VALUE (dispatcher tunables), ro\n"
+	       "zlfs options: mode=zwl|nolock|zwp, sched_NAME=VALUE (dispatcher tunables), ro,\n"
+	       "  gc=off|on|urgent, gc_policy=auto|greedy|cb, gc_idle_ms=N, gc_sleep_ms=N,\n"
+	       "  gc_no_gc_pct=N, gc_boost_pct=N\n"
 	       "DEVICE is a device spec: /dev/..., an image path, or mem:OPTS (see README).\n",
 	       prog);
 }
@@ -144,6 +168,7 @@ int main(int argc, char **argv)
 
 	memset(&c, 0, sizeof(c));
 	zlfs_disp_opts_default(&c.o.disp);
+	zlfs_gc_opts_default(&c.o.gc);
 	if (fuse_opt_parse(&args, &c, NULL, opt_proc) || c.err)
 		return 1;
 	/*

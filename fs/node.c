@@ -220,6 +220,29 @@ int zlfs_node_get(struct zlfs_sb *sbi, uint32_t nid, struct znode **out)
 	return 0;
 }
 
+int zlfs_node_gc_dirty(struct zlfs_sb *sbi, uint32_t nid, const void *blk)
+{
+	struct znode *n = cache_find(sbi, nid);
+
+	if (!n) {
+		const struct zf_node *b = blk;
+		if (!b)
+			return -ENOENT;
+		if (zf_le32_to_cpu(b->footer.nid) != nid)
+			return -ZLFS_EFSCORRUPTED;
+		if (!(n = cache_add(sbi, nid)))
+			return -ENOMEM;
+		memcpy(&n->blk, blk, ZF_BLKSIZE);
+	}
+	zlfs_node_dirty(sbi, n);
+	return 0;
+}
+
+uint32_t zlfs_nr_new_nodes(const struct zlfs_sb *sbi)
+{
+	return sbi->nr_new_nodes;
+}
+
 void zlfs_node_dirty(struct zlfs_sb *sbi, struct znode *n)
 {
 	if (!n->dirty) {
@@ -243,6 +266,7 @@ int zlfs_node_new(struct zlfs_sb *sbi, uint32_t nid, uint32_t ino, unsigned int 
 	sbi->nat[nid].blkaddr = ZF_NEW_ADDR;
 	nat_mark_dirty(sbi, nid);
 	sbi->valid_node_count++;
+	sbi->nr_new_nodes++;
 	zlfs_node_dirty(sbi, n);
 	*out = n;
 	return 0;
@@ -258,6 +282,8 @@ void zlfs_node_remove(struct zlfs_sb *sbi, uint32_t nid)
 	if (e->blkaddr != ZF_NULL_ADDR) {
 		zlfs_invalidate_block(sbi, e->blkaddr);
 		sbi->valid_node_count--;
+		if (e->blkaddr == ZF_NEW_ADDR)
+			sbi->nr_new_nodes--;
 	}
 	e->blkaddr = ZF_NULL_ADDR;
 	e->ino = 0;
@@ -304,6 +330,8 @@ int zlfs_node_flush(struct zlfs_sb *sbi)
 			free(v);
 			return ret;
 		}
+		if (sbi->nat[nid].blkaddr == ZF_NEW_ADDR)
+			sbi->nr_new_nodes--;
 		zlfs_invalidate_block(sbi, sbi->nat[nid].blkaddr);
 		sbi->nat[nid].blkaddr = addr;
 		nat_mark_dirty(sbi, nid);

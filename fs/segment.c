@@ -22,6 +22,12 @@
 
 #include "zlfs.h"
 
+/* Open addressing, old address -> new; 0 marks an empty slot (never a main-area address). */
+struct zgc_reloc {
+	uint32_t cap, n;
+	uint32_t *keys;          /* cap keys, then cap values */
+};
+
 static uint32_t sec_of(const struct zlfs_sb *sbi, uint32_t segno)
 {
 	return segno / sbi->segs_per_sec;
@@ -33,12 +39,53 @@ bool zlfs_is_main_blkaddr(const struct zlfs_sb *sbi, uint32_t blkaddr)
 	       blkaddr < sbi->lay.main_blkaddr + sbi->lay.segment_count_main * ZF_BLKS_PER_SEG;
 }
 
-static bool sec_is_log(const struct zlfs_sb *sbi, uint32_t sec)
+bool zlfs_sec_is_log(const struct zlfs_sb *sbi, uint32_t sec)
 {
 	for (int i = 0; i < ZF_NR_LOGS; i++)
 		if (sec_of(sbi, sbi->logs[i].segno) == sec)
 			return true;
 	return false;
+}
+#define sec_is_log zlfs_sec_is_log
+
+/* Every change of a section's state goes through here: the counts follow. */
+static void set_state(struct zlfs_sb *sbi, uint32_t sec, uint8_t state)
+{
+	struct zsec *z = &sbi->secs[sec];
+
+	if (z->state == state)
+		return;
+	if (z->state == ZSEC_FREE)
+		sbi->free_secs--;
+	else if (z->state == ZSEC_PREFREE)
+		sbi->prefree_secs--;
+	if (state == ZSEC_FREE)
+		sbi->free_secs++;
+	else if (state == ZSEC_PREFREE)
+		sbi->prefree_secs++;
+	z->state = state;
+}
+
+/* A section with nothing valid that no log writes: prefree (freed by the next checkpoint). */
+static void maybe_prefree(struct zlfs_sb *sbi, uint32_t sec)
+{
+	if (!sbi->secs[sec].valid && !sec_is_log(sbi, sec) && sbi->secs[sec].state == ZSEC_INUSE)
+		set_state(sbi, sec, ZSEC_PREFREE);
+}
+
+uint64_t zlfs_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+uint32_t zlfs_sec_usable(const struct zlfs_sb *sbi, uint32_t sec)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < sbi->segs_per_sec; i++)
+		n += zf_layout_usable_blocks(&sbi->lay, sec * sbi->segs_per_sec + i);
+	return n;
 }
 
 /* ---- loading ---------------------------------------------------------------- */
@@ -49,7 +96,7 @@ static void sit_load_entry(struct zlfs_sb *sbi, uint32_t segno, const struct zf_
 
 	s->valid = (uint16_t)zf_sit_vblocks(e);
 	s->type = (uint8_t)zf_sit_type(e);
-	s->mtime = zf_le64_to_cpu(e->mtime);
+	s->mtime = zf_le64_to_cpu(e->mtime) * 1000;   /* seconds on disk, ms here */
 	memcpy(s->map, e->valid_map, sizeof(s->map));
 }
 
@@ -126,6 +173,7 @@ int zlfs_seg_build(struct zlfs_sb *sbi, const struct zf_journal *sit_j)
 		sbi->valid_block_count += s->valid;
 	}
 	sbi->free_secs = 0;
+	sbi->prefree_secs = 0;
 	for (uint32_t s = 0; s < sbi->nr_secs; s++) {
 		if (sbi->secs[s].valid || sec_is_log(sbi, s)) {
 			sbi->secs[s].state = ZSEC_INUSE;
@@ -134,11 +182,17 @@ int zlfs_seg_build(struct zlfs_sb *sbi, const struct zf_journal *sit_j)
 			sbi->free_secs++;
 		}
 	}
+	sbi->sec_blocks = zlfs_sec_usable(sbi, 0);
 	return 0;
 }
 
 void zlfs_seg_destroy(struct zlfs_sb *sbi)
 {
+	if (sbi->reloc) {
+		free(sbi->reloc->keys);
+		free(sbi->reloc);
+		sbi->reloc = NULL;
+	}
 	free(sbi->segs);
 	free(sbi->secs);
 	sbi->segs = NULL;
@@ -166,33 +220,36 @@ static void log_start_segment(struct zlfs_sb *sbi, unsigned int log, uint32_t se
 }
 
 /*
- * Sections the data logs leave alone, so that a checkpoint can always run:
- * node writes get NODE_RESERVE_SECS, and each data log one more to move
- * off a full segment at checkpoint time (zlfs_seg_settle_logs).
+ * The floor under the user's data logs: below it only GC's log and the
+ * node logs (the checkpoint) take sections.  Each active log may need one
+ * fresh section to get through one GC pass and the checkpoint after it
+ * (the checkpoint moves logs off full segments, nodes go to the node logs,
+ * GC's data to its log), so the floor is one section per active log.
+ * Foreground GC (gc.c) keeps free sections above the reserve, which is
+ * larger, so users meet this floor only when the device is really full.
  */
-#define NODE_RESERVE_SECS 2
-#define DATA_STOP_SECS (NODE_RESERVE_SECS + 3)
+uint32_t zlfs_seg_floor(const struct zlfs_sb *sbi)
+{
+	return (uint32_t)__builtin_popcount(sbi->log_mask);
+}
 
-/* Give log `log` a new free section (its zone is empty); force: dip into the reserve. */
+/* Give log `log` a new free section (its zone is empty); force: dip into the floor. */
 static int log_new_section(struct zlfs_sb *sbi, unsigned int log, bool force)
 {
 	struct zlog *l = &sbi->logs[log];
 
-	if (!force && !zf_log_is_node(log) && sbi->free_secs <= DATA_STOP_SECS)
+	if (!force && !zf_log_is_node(log) && sbi->free_secs <= zlfs_seg_floor(sbi))
 		return -ENOSPC;
 	for (uint32_t k = 0; k < sbi->nr_secs; k++) {
 		uint32_t s = (sbi->alloc_cursor + k) % sbi->nr_secs;
 		if (sbi->secs[s].state != ZSEC_FREE)
 			continue;
 		uint32_t old_sec = sec_of(sbi, l->segno);
-		sbi->secs[s].state = ZSEC_INUSE;
-		sbi->free_secs--;
+		set_state(sbi, s, ZSEC_INUSE);
 		sbi->alloc_cursor = s + 1;
 		log_start_segment(sbi, log, s * sbi->segs_per_sec);
 		/* the old section may have emptied while it was the log's */
-		if (!sbi->secs[old_sec].valid && !sec_is_log(sbi, old_sec) &&
-		    sbi->secs[old_sec].state == ZSEC_INUSE)
-			sbi->secs[old_sec].state = ZSEC_PREFREE;
+		maybe_prefree(sbi, old_sec);
 		return 0;
 	}
 	return -ENOSPC;
@@ -215,15 +272,15 @@ static int log_next_segment(struct zlfs_sb *sbi, unsigned int log, bool force)
 	return log_new_section(sbi, log, force);
 }
 
-int zlfs_alloc_block(struct zlfs_sb *sbi, unsigned int log, uint32_t nid, uint16_t ofs,
-		     uint8_t version, uint32_t *blkaddr)
+static int alloc_in(struct zlfs_sb *sbi, unsigned int log, bool force, uint32_t nid, uint16_t ofs,
+		    uint8_t version, uint32_t *blkaddr)
 {
 	struct zlog *l;
 	int ret;
 
 	log = zf_log_effective(sbi->log_mask, log);
 	l = &sbi->logs[log];
-	if (l->blkoff >= l->usable && (ret = log_next_segment(sbi, log, false)))
+	if (l->blkoff >= l->usable && (ret = log_next_segment(sbi, log, force)))
 		return ret;
 	struct zseg *s = &sbi->segs[l->segno];
 	uint32_t off = l->blkoff++;
@@ -234,12 +291,28 @@ int zlfs_alloc_block(struct zlfs_sb *sbi, unsigned int log, uint32_t nid, uint16
 	zf_msb_set(s->map, off);
 	s->valid++;
 	s->type = (uint8_t)log;
-	s->mtime = (uint64_t)time(NULL);
+	s->mtime = zlfs_now_ms();
 	s->dirty = true;
 	sbi->secs[sec_of(sbi, l->segno)].valid++;
 	sbi->valid_block_count++;
 	sbi->dirty = true;
+	if (zf_log_is_node(log))
+		sbi->st.node_blocks++;
+	else
+		sbi->st.data_blocks++;
 	return 0;
+}
+
+int zlfs_alloc_block(struct zlfs_sb *sbi, unsigned int log, uint32_t nid, uint16_t ofs,
+		     uint8_t version, uint32_t *blkaddr)
+{
+	return alloc_in(sbi, log, false, nid, ofs, version, blkaddr);
+}
+
+int zlfs_alloc_gc_block(struct zlfs_sb *sbi, uint32_t nid, uint16_t ofs, uint8_t version,
+			uint32_t *blkaddr)
+{
+	return alloc_in(sbi, ZF_LOG_COLD_DATA, true, nid, ofs, version, blkaddr);
 }
 
 /*
@@ -280,14 +353,90 @@ void zlfs_invalidate_block(struct zlfs_sb *sbi, uint32_t blkaddr)
 	sbi->secs[sec].valid--;
 	sbi->valid_block_count--;
 	sbi->dirty = true;
-	if (!sbi->secs[sec].valid && !sec_is_log(sbi, sec) && sbi->secs[sec].state == ZSEC_INUSE)
-		sbi->secs[sec].state = ZSEC_PREFREE;
+	maybe_prefree(sbi, sec);
 }
 
 uint64_t zlfs_free_user_blocks(const struct zlfs_sb *sbi)
 {
 	uint64_t used = sbi->valid_block_count;
 	return used >= sbi->user_block_count ? 0 : sbi->user_block_count - used;
+}
+
+/* ---- the relocation map ------------------------------------------------------------- */
+
+static uint32_t *reloc_slot(struct zgc_reloc *r, uint32_t key)
+{
+	uint32_t i = (key * 2654435761u) & (r->cap - 1);
+	while (r->keys[i] && r->keys[i] != key)
+		i = (i + 1) & (r->cap - 1);
+	return &r->keys[i];
+}
+
+static int reloc_grow(struct zlfs_sb *sbi)
+{
+	struct zgc_reloc *r = sbi->reloc, nr;
+
+	nr.cap = r && r->cap ? r->cap * 2 : 1024;
+	nr.n = 0;
+	nr.keys = calloc(2 * (size_t)nr.cap, sizeof(uint32_t));
+	if (!nr.keys)
+		return -ENOMEM;
+	if (!r) {
+		if (!(r = sbi->reloc = calloc(1, sizeof(*r)))) {
+			free(nr.keys);
+			return -ENOMEM;
+		}
+	}
+	for (uint32_t i = 0; i < r->cap; i++) {
+		if (!r->keys[i])
+			continue;
+		uint32_t *k = reloc_slot(&nr, r->keys[i]);
+		*k = r->keys[i];
+		k[nr.cap] = r->keys[i + r->cap];
+		nr.n++;
+	}
+	free(r->keys);
+	*r = nr;
+	return 0;
+}
+
+void zlfs_seg_reloc_add(struct zlfs_sb *sbi, uint32_t old, uint32_t new_addr)
+{
+	/* without memory the move is simply not recorded: a user write racing
+	 * it then loses to GC's copy, as to any concurrent overwrite */
+	if ((!sbi->reloc || 2 * (sbi->reloc->n + 1) > sbi->reloc->cap) && reloc_grow(sbi))
+		return;
+	struct zgc_reloc *r = sbi->reloc;
+	uint32_t *k = reloc_slot(r, old);
+	if (!*k)
+		r->n++;
+	*k = old;
+	k[r->cap] = new_addr;
+}
+
+bool zlfs_seg_moved(struct zlfs_sb *sbi, uint32_t old, uint32_t cur)
+{
+	struct zgc_reloc *r = sbi->reloc;
+
+	/* follow old -> its copy -> the copy's copy ...: GC may have moved it twice */
+	for (int hop = 0; r && r->n && hop < 64 && old; hop++) {
+		uint32_t *k = reloc_slot(r, old);
+		if (!*k)
+			return false;
+		old = k[r->cap];
+		if (old == cur)
+			return true;
+	}
+	return false;
+}
+
+void zlfs_seg_reloc_clear(struct zlfs_sb *sbi)
+{
+	struct zgc_reloc *r = sbi->reloc;
+	if (r && r->n) {
+		memset(r->keys, 0, 2 * (size_t)r->cap * sizeof(uint32_t));
+		r->n = 0;
+	}
 }
 
 /* ---- checkpoint support ------------------------------------------------------------ */
@@ -297,7 +446,7 @@ static void sit_fill_entry(const struct zlfs_sb *sbi, uint32_t segno, struct zf_
 	const struct zseg *s = &sbi->segs[segno];
 	zf_sit_set(e, s->type, s->valid);
 	memcpy(e->valid_map, s->map, sizeof(s->map));
-	e->mtime = zf_cpu_to_le64(s->mtime);
+	e->mtime = zf_cpu_to_le64(s->mtime / 1000);
 }
 
 int zlfs_seg_flush(struct zlfs_sb *sbi)
@@ -337,30 +486,40 @@ int zlfs_seg_flush(struct zlfs_sb *sbi)
 	return ret;
 }
 
-/* After a checkpoint committed: prefree sections are free; reset their zones. */
+/* Is main-area section sec in a conventional zone (no write pointer, no reset)? */
+bool zlfs_sec_is_conv(const struct zlfs_sb *sbi, uint32_t sec)
+{
+	return !sbi->lay.zoned || sbi->lay.main_zone + sec < sbi->lay.nr_conv;
+}
+
+/*
+ * After a checkpoint committed: prefree sections are free; reset their
+ * zones.  Nothing can be in flight to them: they hold no valid block, no
+ * log writes there, and the checkpoint waited for every I/O in flight.
+ */
 void zlfs_seg_after_cp(struct zlfs_sb *sbi)
 {
-	for (uint32_t s = 0; s < sbi->nr_secs; s++) {
+	for (uint32_t s = 0; s < sbi->nr_secs && sbi->prefree_secs; s++) {
 		if (sbi->secs[s].state != ZSEC_PREFREE)
 			continue;
 		if (sbi->secs[s].valid || sec_is_log(sbi, s)) {
-			sbi->secs[s].state = ZSEC_INUSE;
+			set_state(sbi, s, ZSEC_INUSE);
 			continue;
 		}
 		uint32_t zone = sbi->lay.main_zone + s;
-		if (sbi->lay.zoned) {
+		if (!zlfs_sec_is_conv(sbi, s)) {
 			int ret = zlfs_disp_zone_mgmt(sbi->disp, ZLFS_ZM_RESET, zone);
 			if (ret) {
 				fprintf(stderr, "zlfs: reset of zone %u failed: %s\n", zone,
 					zlfs_zdev_strerror(ret));
 				continue;     /* stays prefree; tried again next time */
 			}
+			sbi->st.zones_reset++;
 		}
 		for (uint32_t i = 0; i < sbi->segs_per_sec; i++)
 			sbi->segs[s * sbi->segs_per_sec + i].mtime = 0;
 		zlfs_bcache_clear(sbi);    /* addresses in this section get new contents */
-		sbi->secs[s].state = ZSEC_FREE;
-		sbi->free_secs++;
+		set_state(sbi, s, ZSEC_FREE);
 	}
 }
 
@@ -393,7 +552,7 @@ int zlfs_seg_fix_zones(struct zlfs_sb *sbi)
 	/* 1: sections with nothing valid must have empty zones before anything
 	 *    is allocated in them (writes after the checkpoint may be there) */
 	for (uint32_t s = 0; s < sbi->nr_secs; s++) {
-		if (sbi->secs[s].valid || sec_is_log(sbi, s))
+		if (sbi->secs[s].valid || sec_is_log(sbi, s) || zlfs_sec_is_conv(sbi, s))
 			continue;
 		if ((ret = report_zone(sbi, s, &z)))
 			return ret;
@@ -402,16 +561,16 @@ int zlfs_seg_fix_zones(struct zlfs_sb *sbi)
 		if ((ret = zlfs_disp_zone_mgmt(sbi->disp, ZLFS_ZM_RESET, sbi->lay.main_zone + s)))
 			return ret;
 		zlfs_bcache_clear(sbi);
-		if (sbi->secs[s].state == ZSEC_PREFREE) {
-			sbi->secs[s].state = ZSEC_FREE;
-			sbi->free_secs++;
-		}
+		if (sbi->secs[s].state == ZSEC_PREFREE)
+			set_state(sbi, s, ZSEC_FREE);
 	}
 	/* 2: a log whose zone's write pointer is not where the checkpoint says
 	 *    (writes landed after it) starts over in a fresh, empty section */
 	for (int i = 0; i < ZF_NR_LOGS; i++) {
 		struct zlog *l = &sbi->logs[i];
 		uint32_t sec = sec_of(sbi, l->segno);
+		if (zlfs_sec_is_conv(sbi, sec))
+			continue;    /* no write pointer: the log goes on where the checkpoint says */
 		if ((ret = report_zone(sbi, sec, &z)))
 			return ret;
 		uint64_t expect = log_wp(sbi, l);
@@ -425,14 +584,11 @@ int zlfs_seg_fix_zones(struct zlfs_sb *sbi)
 		if ((ret = zlfs_disp_zone_mgmt(sbi->disp, ZLFS_ZM_RESET, sbi->lay.main_zone + sec)))
 			return ret;
 		zlfs_bcache_clear(sbi);
-		if (sbi->secs[sec].state != ZSEC_FREE) {
-			sbi->secs[sec].state = ZSEC_FREE;
-			sbi->free_secs++;
-		}
+		set_state(sbi, sec, ZSEC_FREE);
 	}
 	/* 3: no zone stays open (active) without a log: finish the rest */
 	for (uint32_t s = 0; s < sbi->nr_secs; s++) {
-		if (!sbi->secs[s].valid || sec_is_log(sbi, s))
+		if (!sbi->secs[s].valid || sec_is_log(sbi, s) || zlfs_sec_is_conv(sbi, s))
 			continue;
 		if ((ret = report_zone(sbi, s, &z)))
 			return ret;
@@ -443,6 +599,8 @@ int zlfs_seg_fix_zones(struct zlfs_sb *sbi)
 	/* 4: every log now writes at its zone's write pointer */
 	for (int i = 0; i < ZF_NR_LOGS; i++) {
 		struct zlog *l = &sbi->logs[i];
+		if (zlfs_sec_is_conv(sbi, sec_of(sbi, l->segno)))
+			continue;
 		if ((ret = report_zone(sbi, sec_of(sbi, l->segno), &z)))
 			return ret;
 		if (z.wp != log_wp(sbi, l)) {

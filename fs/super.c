@@ -243,6 +243,7 @@ static void sb_free(struct zlfs_sb *sbi)
 		zlfs_zdev_close(sbi->dev);
 	pthread_mutex_destroy(&sbi->lock);
 	pthread_cond_destroy(&sbi->io_cv);
+	pthread_cond_destroy(&sbi->gc_cv);
 	free(sbi);
 }
 
@@ -264,7 +265,13 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 	pthread_mutex_init(&sbi->lock, &ma);
 	pthread_mutexattr_destroy(&ma);
 	pthread_cond_init(&sbi->io_cv, NULL);
+	pthread_cond_init(&sbi->gc_cv, NULL);
 	sbi->ro = o && o->ro;
+	if (o)
+		sbi->gco = o->gc;
+	else
+		zlfs_gc_opts_default(&sbi->gco);
+	sbi->last_op_ms = zlfs_now_ms();
 	if ((ret = open_devices(spec, &sbi->dev, err, errlen))) {
 		sbi->dev = NULL;
 		goto fail;
@@ -313,6 +320,10 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 			goto fail;
 		}
 	}
+	if ((ret = zlfs_gc_start(sbi))) {
+		snprintf(err, errlen, "cannot start the GC thread: %s", strerror(-ret));
+		goto fail;
+	}
 	*out = sbi;
 	return 0;
 fail:
@@ -324,6 +335,7 @@ int zlfs_unmount(struct zlfs_sb *sbi)
 {
 	int ret = 0;
 
+	zlfs_gc_stop(sbi);
 	pthread_mutex_lock(&sbi->lock);
 	zlfs_inode_release_all(sbi);
 	if (!sbi->ro && !sbi->fatal)

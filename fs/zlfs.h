@@ -10,6 +10,8 @@
  *   inode.c      in-memory inodes: lookup counts, orphans, eviction
  *   node.c       NAT, nid allocation, node block cache, block mapping
  *   segment.c    SIT, the logs (multi-head logging at zone write pointers), SSA
+ *   gc.c         segment cleaning: foreground (zlfs_balance) and background
+ *   stats.c      the counters and zone map of /.zlfs
  *   checkpoint.c checkpoint read and write, orphan list
  *   bcache.c     a cache of directory blocks by address
  *   data.c       block I/O: reads, metadata writes, batches of log writes
@@ -101,8 +103,9 @@ struct zseg {
 
 struct zsec {
 	uint32_t valid;          /* valid blocks in the section */
-	uint8_t state;           /* ZSEC_* */
+	uint8_t state;           /* ZSEC_* (changed only by segment.c's set_state) */
 	bool ssa_dirty;
+	bool gc_skip;            /* GC found blocks it cannot account for: never a victim */
 };
 enum { ZSEC_FREE = 0, ZSEC_INUSE, ZSEC_PREFREE };
 
@@ -113,9 +116,39 @@ struct znat {
 	uint8_t version;
 };
 
+/* ---- GC (gc.c) ---- */
+enum { ZLFS_GC_OFF = 0, ZLFS_GC_ON, ZLFS_GC_URGENT };
+enum { ZLFS_GCP_AUTO = 0, ZLFS_GCP_GREEDY, ZLFS_GCP_CB };
+
+struct zlfs_gc_opts {
+	uint8_t mode;            /* background GC: ZLFS_GC_* (foreground GC always runs) */
+	uint8_t policy;          /* victims: auto = greedy in the foreground, cost-benefit
+				    in the background; or greedy / cost-benefit for both */
+	uint32_t idle_ms;        /* quiet time before background GC starts (200) */
+	uint32_t sleep_ms;       /* between background passes (50; urgent: 0) */
+	uint32_t no_gc_pct;      /* no background GC above this % free sections (60) */
+	uint32_t boost_pct;      /* below this % free: clean without waiting for idle (25) */
+};
+void zlfs_gc_opts_default(struct zlfs_gc_opts *o);
+/* One "gc=..." style setting (name without "gc_" for the tunables); 0 or -EINVAL. */
+int zlfs_gc_opts_set(struct zlfs_gc_opts *o, const char *name, const char *val);
+
+/* Counters for .zlfs/status; under sbi->lock. */
+struct zlfs_counters {
+	uint64_t data_blocks;      /* data blocks allocated (user + GC) */
+	uint64_t node_blocks;      /* node blocks written */
+	uint64_t gc_data_moved;    /* data blocks GC copied */
+	uint64_t gc_node_moved;    /* live nodes GC sent to be rewritten */
+	uint64_t fg_gc_runs, bg_gc_runs;   /* victims cleaned */
+	uint64_t gc_ns;            /* time spent in GC */
+	uint64_t zones_reset;
+	uint64_t fg_gc_stalls;     /* foreground GC passes that had to wait for I/O */
+};
+
 struct zlfs_opts {
 	uint8_t mode;                    /* dispatcher ordering */
 	struct zlfs_disp_opts disp;
+	struct zlfs_gc_opts gc;
 	bool ro;
 };
 
@@ -151,7 +184,8 @@ struct zlfs_sb {
 	struct zseg *segs;
 	struct zsec *secs;
 	uint32_t nr_segs, nr_secs, segs_per_sec;
-	uint32_t free_secs;
+	uint32_t free_secs, prefree_secs;
+	uint32_t sec_blocks;             /* usable blocks of a section (zone capacity) */
 	uint64_t valid_block_count;
 	struct zlog logs[ZF_NR_LOGS];
 	uint32_t alloc_cursor;           /* where to look for the next free section */
@@ -159,6 +193,7 @@ struct zlfs_sb {
 	/* node cache */
 	struct znode **node_hash;
 	uint32_t node_hash_size, nr_nodes, nr_dirty_nodes;
+	uint32_t nr_new_nodes;           /* nodes never written yet (NAT: NEW_ADDR) */
 	struct znode lru;                /* list head, most recent first */
 
 	/* inodes */
@@ -172,6 +207,18 @@ struct zlfs_sb {
 
 	uint64_t cp_count;
 	struct zbcache *bcache;          /* directory blocks by address (bcache.c) */
+
+	/* GC (gc.c) */
+	struct zlfs_gc_opts gco;
+	struct zlfs_counters st;
+	bool gc_busy;                    /* a GC pass owns the cleaning (one at a time) */
+	uint32_t gc_fg_waiting;          /* foreground passes waiting for gc_busy */
+	pthread_cond_t gc_cv;            /* gc_busy cleared; background thread's wake-up */
+	uint32_t gc_bg_victim;           /* section the background pass works on, or ~0 */
+	bool gc_stop, gc_thread_on;
+	pthread_t gc_thread;
+	uint64_t last_op_ms;             /* when a user operation last ran (idle detection) */
+	struct zgc_reloc *reloc;         /* blocks GC moved since the checkpoint */
 };
 
 /* ---- super.c ---- */
@@ -219,6 +266,25 @@ int zlfs_checkpoint(struct zlfs_sb *sbi, bool umount);
 int zlfs_cp_orphans(struct zlfs_sb *sbi, uint32_t **inos, uint32_t *n);
 
 /* ---- segment.c ---- */
+uint64_t zlfs_now_ms(void);
+bool zlfs_sec_is_log(const struct zlfs_sb *sbi, uint32_t sec);
+/* Main-area section in a conventional zone: no write pointer, no reset. */
+bool zlfs_sec_is_conv(const struct zlfs_sb *sbi, uint32_t sec);
+uint32_t zlfs_sec_usable(const struct zlfs_sb *sbi, uint32_t sec);
+/* Free sections below which only GC and the checkpoint allocate. */
+uint32_t zlfs_seg_floor(const struct zlfs_sb *sbi);
+/*
+ * The relocation map: data blocks GC moved since the checkpoint (old ->
+ * new).  A user write that captured a block's old address and finds the
+ * slot changed asks whether that was GC (then its data wins).  Cleared at
+ * the checkpoint, when no write is in flight.
+ */
+void zlfs_seg_reloc_add(struct zlfs_sb *sbi, uint32_t old, uint32_t new_addr);
+bool zlfs_seg_moved(struct zlfs_sb *sbi, uint32_t old, uint32_t cur);
+void zlfs_seg_reloc_clear(struct zlfs_sb *sbi);
+/* Next block of GC's log (cold data), allowed below the floor. */
+int zlfs_alloc_gc_block(struct zlfs_sb *sbi, uint32_t nid, uint16_t ofs, uint8_t version,
+			uint32_t *blkaddr);
 int zlfs_seg_build(struct zlfs_sb *sbi, const struct zf_journal *sit_j);
 void zlfs_seg_destroy(struct zlfs_sb *sbi);
 /* Next block of log `log` for a block owned by (nid, ofs); 0 or -ENOSPC. */
@@ -236,7 +302,32 @@ uint64_t zlfs_free_user_blocks(const struct zlfs_sb *sbi);
 /* Reset zones that hold nothing and fix logs after mount. */
 int zlfs_seg_fix_zones(struct zlfs_sb *sbi);
 
+/* ---- gc.c ---- */
+/*
+ * Make room before an operation that writes up to `blocks` blocks: runs
+ * foreground GC (and checkpoints) until enough sections are free.  Call at
+ * the start of an operation, before it changes anything (a checkpoint may
+ * be written).  0, or -ENOSPC when live data and the reserve fill the device.
+ */
+int zlfs_balance(struct zlfs_sb *sbi, uint64_t blocks);
+/* Blocks that can be written now: f_bavail. */
+uint64_t zlfs_avail_blocks(const struct zlfs_sb *sbi);
+int zlfs_gc_start(struct zlfs_sb *sbi);
+void zlfs_gc_stop(struct zlfs_sb *sbi);
+/* Note a user operation (background GC waits for quiet). */
+static inline void zlfs_note_op(struct zlfs_sb *sbi)
+{
+	sbi->last_op_ms = zlfs_now_ms();
+}
+
+/* ---- stats.c: the text of /.zlfs/status and /.zlfs/zones (malloc()ed) ---- */
+int zlfs_stats_status(struct zlfs_sb *sbi, char **out, size_t *len);
+int zlfs_stats_zones(struct zlfs_sb *sbi, char **out, size_t *len);
+
 /* ---- node.c ---- */
+/* GC: node nid (whose live block was read into blk) must be rewritten: cache it, dirty. */
+int zlfs_node_gc_dirty(struct zlfs_sb *sbi, uint32_t nid, const void *blk);
+uint32_t zlfs_nr_new_nodes(const struct zlfs_sb *sbi);
 /* Load the NAT (the live copy of each block) and overlay the CP's NAT journal. */
 int zlfs_node_build_from(struct zlfs_sb *sbi, const struct zf_journal *nat_j);
 void zlfs_node_destroy(struct zlfs_sb *sbi);

@@ -88,7 +88,7 @@ static void usage(FILE *f)
 		"          the first holds the metadata (a device with conventional zones or\n"
 		"          none), then zoned ones, e.g. a ZNS namespace\n"
 		"  -l      volume label (up to %d UTF-16 code units)\n"
-		"  -o      overprovision ratio in percent (default: the best for the size)\n"
+		"  -o      overprovision ratio in percent (default: only what GC needs)\n"
 		"  -f      overwrite an existing F2FS/zlfs filesystem\n",
 		ZF_MAX_DEVICES, ZF_MAX_VOLUME_NAME - 1);
 }
@@ -819,7 +819,8 @@ int main(int argc, char **argv)
 	}
 	if (!m.l.zoned)
 		m.log_mask = ZF_LOGMASK_ALL;
-	if (zf_layout_ovp(&m.l, ratio, &m.o, why, sizeof(why))) {
+	if (zf_layout_ovp(&m.l, (unsigned int)__builtin_popcount(m.log_mask), ratio, &m.o, why,
+			  sizeof(why))) {
 		err_msg("%s: %s", m.spec, why);
 		goto out;
 	}

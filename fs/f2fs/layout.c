@@ -205,75 +205,44 @@ uint32_t zf_layout_usable_blocks(const struct zf_layout *l, uint32_t segno)
 }
 
 /*
- * GC reserve for a ratio: (100 / ratio + 1 + 6) sections' worth of usable
- * segments, mkfs.f2fs's get_reserved().  Kept in double like the original
- * so the chosen ratio matches mkfs.f2fs's to the last step.
+ * What GC needs, in sections (gc.c is the other half of this argument).
+ * With L active logs, a GC pass and the checkpoint after it take at most
+ * one fresh section per log (GC's log for the victim's live data, which
+ * is less than a section; the node logs for the nodes it dirtied; any log
+ * the checkpoint moves off a full segment), so L free sections are the
+ * floor under user data, and foreground GC keeps one more free for the
+ * operation about to write: reserved = L + 2, the extra one so that a
+ * victim with dead blocks exists before the floor is reached.  When users
+ * have filled their share and no section holds a dead block, the in-use
+ * sections are the L log sections and full ones, so the free ones number
+ * main - L - user share; overprovision = reserved + L keeps them at the
+ * reserve.  Users get everything else.
  */
-static double reserved_for(const struct zf_layout *l, double ratio)
-{
-	uint32_t avg = (uint32_t)div_up(l->usable_main_segs, l->section_count);
-
-	return (100 / ratio + 1 + ZF_NR_LOGS) * avg;
-}
-
-/*
- * The ratio that leaves users the most space: usable segments minus the
- * larger of the GC reserve and the overprovision space, minus two sections.
- */
-static double best_ratio(const struct zf_layout *l)
-{
-	double start = 0.01, end = 10, step = 0.01, best = 0, best_space = 0;
-	double usable = l->usable_main_segs;
-
-	if (l->segment_count_main < 256) {
-		start = 10;
-		end = 95;
-		step = 5;
-	}
-	for (double r = start; r <= end; r += step) {
-		double rsv = reserved_for(l, r);
-		double ovp = (usable - rsv) * r / 100;
-		double space;
-
-		if (ovp < 0)
-			continue;
-		space = usable - (rsv > ovp ? rsv : ovp) - 2.0 * l->segs_per_sec;
-		if (space > best_space) {
-			best_space = space;
-			best = r;
-		}
-	}
-	return best;
-}
-
-int zf_layout_ovp(const struct zf_layout *l, double ratio, struct zf_ovp *o,
+int zf_layout_ovp(const struct zf_layout *l, unsigned int nlogs, double ratio, struct zf_ovp *o,
 		  char *err, size_t errlen)
 {
 	uint32_t usable = l->usable_main_segs;
-	double rsv;
+	uint32_t per = l->usable_segs_per_sec;
+	uint32_t rsvd_secs = nlogs + 2, ovp_secs = rsvd_secs + nlogs;
 
 	memset(o, 0, sizeof(*o));
 	if (ratio < 0 || ratio >= 100)
 		return fail(err, errlen, -EINVAL, "overprovision ratio %.2f%% is not in (0, 100)",
 			    ratio);
-	if (ratio == 0)
-		ratio = best_ratio(l);
-	if (ratio == 0)
-		return fail(err, errlen, -ENOSPC, "device too small: no overprovision ratio "
-			    "leaves room for GC (%u usable segments)", usable);
-	rsv = reserved_for(l, ratio);
-	o->ratio = ratio;
-	o->reserved_segs = (uint32_t)rsv;
-	if (o->reserved_segs >= usable || l->segment_count_main - ZF_NR_LOGS < o->reserved_segs)
-		return fail(err, errlen, -ENOSPC, "device too small for %.2f%% overprovision: "
-			    "GC reserve of %u segments, %u usable", ratio, o->reserved_segs, usable);
-	o->ovp_segs = (uint32_t)((usable - o->reserved_segs) * ratio / 100);
-	if (o->ovp_segs < o->reserved_segs)
-		o->ovp_segs = o->reserved_segs;
-	o->ovp_segs += 2 * l->segs_per_sec;
-	if (o->ovp_segs >= usable)
-		return fail(err, errlen, -ENOSPC, "device too small: %u overprovision segments, "
-			    "%u usable", o->ovp_segs, usable);
+	if (!nlogs || nlogs > ZF_NR_LOGS || !per)
+		return fail(err, errlen, -EINVAL, "no logs to reserve for");
+	/* a ratio asks for more dead space (less write amplification), never less */
+	if (ratio > 0) {
+		uint32_t want = (uint32_t)div_up((uint64_t)(usable * ratio / 100), per);
+		if (want > ovp_secs)
+			ovp_secs = want;
+	}
+	if (ovp_secs >= l->section_count)
+		return fail(err, errlen, -ENOSPC, "device too small: GC needs %u of its %u sections "
+			    "(%u logs)", ovp_secs, l->section_count, nlogs);
+	o->reserved_segs = rsvd_secs * per;
+	o->ovp_segs = ovp_secs * per;
+	o->ratio = 100.0 * o->ovp_segs / usable;
 	o->user_block_count = (uint64_t)(usable - o->ovp_segs) * ZF_BLKS_PER_SEG;
 	return 0;
 }

@@ -69,7 +69,7 @@ struct zf_layout {
  * overprovision segments are withheld from users.
  */
 struct zf_ovp {
-	double ratio;                   /* percent of usable space */
+	double ratio;                   /* overprovision, percent of usable space */
 	uint32_t reserved_segs;         /* CP rsvd_segment_count */
 	uint32_t ovp_segs;              /* CP overprov_segment_count */
 	uint64_t user_block_count;      /* CP user_block_count */
@@ -85,11 +85,12 @@ int zf_layout_compute(struct zf_layout *l, const struct zlfs_zdev_geom *g,
 		      char *err, size_t errlen);
 
 /*
- * Reserved and overprovision space for a ratio in percent; 0 picks the
- * ratio that leaves users the most space, as mkfs.f2fs does.  -ENOSPC with
- * a reason in err when the main area cannot hold the reservation.
+ * Reserved and overprovision space for a volume with nlogs active logs:
+ * what GC provably needs (layout.c says why), or more when an
+ * overprovision ratio in percent is given (0: none asked for).  -ENOSPC
+ * with a reason in err when the main area cannot hold the reservation.
  */
-int zf_layout_ovp(const struct zf_layout *l, double ratio, struct zf_ovp *o,
+int zf_layout_ovp(const struct zf_layout *l, unsigned int nlogs, double ratio, struct zf_ovp *o,
 		  char *err, size_t errlen);
 
 /*

@@ -257,14 +257,22 @@ START_TEST(test_layout_4g)
 			  l.main_blkaddr + l.segment_count_main * 512);
 	ck_assert_uint_ge(l.segment_count_ssa * 512, l.ssa_needed);
 
-	ck_assert_int_eq(zf_layout_ovp(&l, 0, &o, err, sizeof(err)), 0);
-	ck_assert(o.ratio > 9.99 && o.ratio < 10.01);
-	ck_assert_uint_eq(o.reserved_segs, 544);       /* (100/10 + 1 + 6) x 32 */
-	ck_assert_uint_eq(o.ovp_segs, 608);            /* the reserve + 2 sections */
-	ck_assert_uint_eq(o.user_block_count, (1792 - 608) * 512);
-	ck_assert_int_eq(zf_layout_ovp(&l, 5, &o, err, sizeof(err)), 0);
-	ck_assert_uint_eq(o.reserved_segs, 864);
-	ck_assert_uint_eq(o.ovp_segs, 928);
+	/* what GC needs with 6 logs: reserve 6 + 2 sections, overprovision reserve + 6 */
+	ck_assert_int_eq(zf_layout_ovp(&l, 6, 0, &o, err, sizeof(err)), 0);
+	ck_assert_uint_eq(o.reserved_segs, 8 * 32);
+	ck_assert_uint_eq(o.ovp_segs, 14 * 32);
+	ck_assert_uint_eq(o.user_block_count, (1792 - 448) * 512);
+	ck_assert(o.ratio > 24.9 && o.ratio < 25.1);
+	/* a ratio below that changes nothing; above it, whole sections more */
+	ck_assert_int_eq(zf_layout_ovp(&l, 6, 5, &o, err, sizeof(err)), 0);
+	ck_assert_uint_eq(o.ovp_segs, 14 * 32);
+	ck_assert_int_eq(zf_layout_ovp(&l, 6, 30, &o, err, sizeof(err)), 0);
+	ck_assert_uint_eq(o.reserved_segs, 8 * 32);
+	ck_assert_uint_eq(o.ovp_segs, 17 * 32);        /* 537.6 segments, rounded up */
+	/* fewer logs (small open-zone limits) need less */
+	ck_assert_int_eq(zf_layout_ovp(&l, 2, 0, &o, err, sizeof(err)), 0);
+	ck_assert_uint_eq(o.reserved_segs, 4 * 32);
+	ck_assert_uint_eq(o.ovp_segs, 6 * 32);
 
 	zf_layout_cursegs(&l, segno);
 	ck_assert_uint_eq(segno[ZF_LOG_HOT_NODE], 0);
@@ -304,8 +312,8 @@ START_TEST(test_layout_plain)
 	ck_assert_uint_eq(l.segment_count_main, 960);
 	ck_assert_uint_eq(l.section_count, 30);
 	ck_assert_uint_eq(l.nat_bitmap_bytes, 192);
-	ck_assert_int_eq(zf_layout_ovp(&l, 0, &o, NULL, 0), 0);
-	ck_assert_uint_eq(o.user_block_count, 180224);
+	ck_assert_int_eq(zf_layout_ovp(&l, 6, 0, &o, NULL, 0), 0);
+	ck_assert_uint_eq(o.user_block_count, (960 - 448) * 512);
 
 	/* 4 GiB: main right after the metadata, at zone 2 */
 	g = geom(4 * GiB, 64 * MiB, 0, 64);
@@ -351,9 +359,9 @@ START_TEST(test_layout_capacity)
 	ck_assert_uint_eq(zf_layout_usable_blocks(&l, 31), 0);
 	ck_assert_uint_eq(zf_layout_usable_blocks(&l, 32), 512);
 	ck_assert_uint_eq(zf_layout_usable_blocks(&l, 1792), 0);
-	ck_assert_int_eq(zf_layout_ovp(&l, 0, &o, NULL, 0), 0);
-	ck_assert_uint_eq(o.reserved_segs, 17 * 24);      /* sections of usable segments */
-	ck_assert_uint_eq(o.user_block_count, (uint64_t)(1344 - 472) * 512);
+	ck_assert_int_eq(zf_layout_ovp(&l, 6, 0, &o, NULL, 0), 0);
+	ck_assert_uint_eq(o.reserved_segs, 8 * 24);       /* sections of usable segments */
+	ck_assert_uint_eq(o.user_block_count, (uint64_t)(1344 - 14 * 24) * 512);
 
 	/* a segment straddling the capacity keeps what lies below it */
 	g = geom(4 * GiB, 64 * MiB, 49 * MiB, 8);
@@ -403,7 +411,9 @@ START_TEST(test_layout_refusals)
 	ck_assert_int_eq(zf_layout_compute(&l, &g, err, sizeof(err)), -EINVAL);
 	g = geom(1 * GiB, 64 * MiB, 0, 2);            /* 14 main zones: fits, but no GC room */
 	ck_assert_int_eq(zf_layout_compute(&l, &g, err, sizeof(err)), 0);
-	ck_assert_int_eq(zf_layout_ovp(&l, 0, &o, err, sizeof(err)), -ENOSPC);
+	ck_assert_int_eq(zf_layout_ovp(&l, 6, 0, &o, err, sizeof(err)), -ENOSPC);
+	ck_assert_ptr_nonnull(strstr(err, "GC needs 14 of its 14 sections"));
+	ck_assert_int_eq(zf_layout_ovp(&l, 2, 0, &o, err, sizeof(err)), 0);   /* with 2 logs */
 	g = geom(512 * MiB, 64 * MiB, 0, 2);          /* 6 main zones */
 	ck_assert_int_eq(zf_layout_compute(&l, &g, err, sizeof(err)), -ENOSPC);
 	ck_assert_ptr_nonnull(strstr(err, "too small"));
@@ -414,7 +424,7 @@ START_TEST(test_layout_refusals)
 	ck_assert_int_eq(zf_layout_compute(&l, &g, err, sizeof(err)), -EINVAL);
 	g = geom(4 * GiB, 64 * MiB, 0, 8);
 	ck_assert_int_eq(zf_layout_compute(&l, &g, err, sizeof(err)), 0);
-	ck_assert_int_eq(zf_layout_ovp(&l, 100, &o, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(zf_layout_ovp(&l, 6, 100, &o, err, sizeof(err)), -EINVAL);
 }
 END_TEST
 

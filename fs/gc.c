@@ -1,0 +1,649 @@
+/*
+ * gc.c - segment cleaning: F2FS's garbage collection on zoned devices.
+ *
+ * The unit is the section (one zone).  A victim's live blocks are copied
+ * out and its zone is reset once the checkpoint that no longer needs it
+ * has committed (invariant I2: segment.c makes an emptied section PREFREE,
+ * the checkpoint turns it FREE and resets the zone).
+ *
+ *   live data block  the SSA names (nid, ofs_in_node, version); it is live
+ *                    when NAT[nid] has that version and the node's slot
+ *                    ofs_in_node still holds this address.  It is read,
+ *                    written to GC's log (cold data) and the slot pointed
+ *                    at the copy; the dnode goes out at the next checkpoint.
+ *   live node block  NAT[nid] names this address.  The node is cached and
+ *                    dirtied; the checkpoint writes it to a node log, which
+ *                    empties the victim.
+ *
+ * Foreground GC (zlfs_balance) runs in the context of an operation about
+ * to write, at its start, before it changed anything: greedy victims,
+ * until the free sections cover the reserve plus what the operation and
+ * the dirty nodes need, with a checkpoint whenever prefree sections are
+ * what it takes.  Background GC is a thread: when the filesystem has been
+ * quiet for idle_ms and at most no_gc_pct% of the sections are free (F2FS's
+ * zoned threshold, 60%), or at once below boost_pct% (25%), it cleans
+ * cost-benefit victims, yielding to any foreground pass and, unless
+ * urgent or boosted, to user activity; gc=urgent cleans continuously.
+ *
+ * GC's reads and writes go to the dispatcher at the idle priority level,
+ * tagged "no zone write lock" like every write (data.c).
+ *
+ * Races.  GC drops sbi->lock while its I/O is in flight, like user reads
+ * and writes (data.c's *_unlocked helpers), so every decision is checked
+ * again after the lock is back: a block whose slot changed meanwhile
+ * (overwritten, truncated) is not moved, or its copy is dropped.  A user
+ * write in flight that captured the old address finds the slot moved by
+ * GC: segment.c's relocation map (zlfs_seg_moved) tells it so, and the
+ * user's data wins.  Only one GC pass runs at a time (gc_busy); the
+ * checkpoint waits for all I/O in flight, so what it records is
+ * consistent at every point where GC lets go of the lock.
+ * All calls need sbi->lock, except the thread's own entry.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "zlfs.h"
+
+#define GC_CHUNK 128            /* blocks read and written per lock drop */
+#define NO_VICTIM UINT32_MAX
+
+struct gcb {
+	uint32_t addr;          /* where the block is */
+	uint32_t nid;           /* data: the dnode; node: the node itself */
+	uint16_t ofs;
+	uint8_t version;
+	uint32_t naddr;         /* data: where it goes */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- options ------------------------------------------------------------------------ */
+
+void zlfs_gc_opts_default(struct zlfs_gc_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->mode = ZLFS_GC_ON;
+	o->policy = ZLFS_GCP_AUTO;
+	o->idle_ms = 200;
+	o->sleep_ms = 50;
+	o->no_gc_pct = 60;
+	o->boost_pct = 25;
+}
+
+static int parse_u32(const char *s, uint32_t max, uint32_t *out)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+	if (!*s || *end || v > max)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int zlfs_gc_opts_set(struct zlfs_gc_opts *o, const char *name, const char *val)
+{
+	if (!strcmp(name, "gc")) {
+		if (!strcmp(val, "off"))
+			o->mode = ZLFS_GC_OFF;
+		else if (!strcmp(val, "on"))
+			o->mode = ZLFS_GC_ON;
+		else if (!strcmp(val, "urgent"))
+			o->mode = ZLFS_GC_URGENT;
+		else
+			return -EINVAL;
+		return 0;
+	}
+	if (!strcmp(name, "policy")) {
+		if (!strcmp(val, "auto"))
+			o->policy = ZLFS_GCP_AUTO;
+		else if (!strcmp(val, "greedy"))
+			o->policy = ZLFS_GCP_GREEDY;
+		else if (!strcmp(val, "cb") || !strcmp(val, "cost-benefit"))
+			o->policy = ZLFS_GCP_CB;
+		else
+			return -EINVAL;
+		return 0;
+	}
+	if (!strcmp(name, "idle_ms"))
+		return parse_u32(val, 3600000, &o->idle_ms);
+	if (!strcmp(name, "sleep_ms"))
+		return parse_u32(val, 3600000, &o->sleep_ms);
+	if (!strcmp(name, "no_gc_pct"))
+		return parse_u32(val, 100, &o->no_gc_pct);
+	if (!strcmp(name, "boost_pct"))
+		return parse_u32(val, 100, &o->boost_pct);
+	return -EINVAL;
+}
+
+/* ---- space ------------------------------------------------------------------------- */
+
+/*
+ * Free sections foreground GC keeps: the floor (one per active log, what a
+ * GC pass and its checkpoint may take: layout.c's zf_layout_ovp gives the
+ * argument) plus one for the operation about to write.  Whatever the
+ * checkpoint's rsvd_segment_count says (mkfs.f2fs reserves far more), this
+ * is what zlfs needs; enough_free adds the operation's own blocks and the
+ * nodes the next checkpoint writes.
+ */
+static uint32_t rsvd_secs(const struct zlfs_sb *sbi)
+{
+	return zlfs_seg_floor(sbi) + 1;
+}
+
+static uint32_t secs_for(const struct zlfs_sb *sbi, uint64_t blocks)
+{
+	uint64_t per = sbi->sec_blocks ? sbi->sec_blocks : 1;
+	return (uint32_t)((blocks + per - 1) / per);
+}
+
+/* Free sections cover the reserve, the operation and the nodes the next checkpoint writes. */
+static bool enough_free(const struct zlfs_sb *sbi, uint64_t blocks)
+{
+	return sbi->free_secs >= rsvd_secs(sbi) + secs_for(sbi, blocks + sbi->nr_dirty_nodes);
+}
+
+uint64_t zlfs_avail_blocks(const struct zlfs_sb *sbi)
+{
+	uint64_t used = sbi->valid_block_count + zlfs_nr_new_nodes(sbi);
+	return used >= sbi->user_block_count ? 0 : sbi->user_block_count - used;
+}
+
+/* ---- liveness ------------------------------------------------------------------------ */
+
+/*
+ * The slot that should hold data block b, or NULL if b is dead (or its
+ * owner cannot be read: then *err).  *dn gets the dnode.
+ */
+static zf_le32 *data_slot(struct zlfs_sb *sbi, const struct gcb *b, struct znode **dn, int *err)
+{
+	*err = 0;
+	if (b->nid < ZF_ROOT_INO || b->nid >= sbi->max_nid)
+		return NULL;
+	/* a dnode not written yet (NEW_ADDR) is in the cache: its slots count */
+	const struct znat *na = &sbi->nat[b->nid];
+	if (na->blkaddr == ZF_NULL_ADDR || na->version != b->version)
+		return NULL;
+	if ((*err = zlfs_node_get(sbi, b->nid, dn)))
+		return NULL;
+	struct zf_node *n = &(*dn)->blk;
+	if (zf_le32_to_cpu(n->footer.nid) == zf_le32_to_cpu(n->footer.ino) && zf_node_ofs(n) == 0) {
+		if (n->i.i_inline & (ZF_INLINE_DATA | ZF_INLINE_DENTRY))
+			return NULL;
+		if (b->ofs >= ZF_ADDRS_PER_INODE)
+			return NULL;
+		return &n->i.i_addr[b->ofs];
+	}
+	if (b->ofs >= ZF_ADDRS_PER_BLOCK)
+		return NULL;
+	return &n->dn.addr[b->ofs];
+}
+
+static bool data_live(struct zlfs_sb *sbi, const struct gcb *b, zf_le32 **slot, struct znode **dn,
+		      int *err)
+{
+	*slot = data_slot(sbi, b, dn, err);
+	return *slot && zf_le32_to_cpu(**slot) == b->addr;
+}
+
+/* The owner inode's largest-extent hint no longer holds once its map changed. */
+static void drop_extent(struct zlfs_sb *sbi, struct znode *dn)
+{
+	uint32_t ino = zf_le32_to_cpu(dn->blk.footer.ino);
+	struct znode *in;
+
+	if (ino < ZF_ROOT_INO || ino >= sbi->max_nid || sbi->nat[ino].ino != ino ||
+	    zlfs_node_get(sbi, ino, &in))
+		return;
+	if (in->blk.i.i_ext.len) {
+		memset(&in->blk.i.i_ext, 0, sizeof(in->blk.i.i_ext));
+		zlfs_node_dirty(sbi, in);
+	}
+}
+
+/* ---- moving -------------------------------------------------------------------------- */
+
+/* Copy n live data blocks to GC's log.  *moved counts the ones that made it. */
+static int move_data(struct zlfs_sb *sbi, struct gcb *v, uint32_t n, uint8_t *buf,
+		     uint32_t *moved)
+{
+	void *bufs[GC_CHUNK];
+	uint32_t addrs[GC_CHUNK], idx[GC_CHUNK], m = 0;
+	struct znode *dn;
+	zf_le32 *slot;
+	int ret, err;
+
+	for (uint32_t i = 0; i < n; i++) {
+		bufs[i] = buf + (size_t)i * ZF_BLKSIZE;
+		addrs[i] = v[i].addr;
+	}
+	if ((ret = zlfs_read_blocks_unlocked(sbi, bufs, addrs, n, ZLFS_PRIO_IDLE)))
+		return ret;
+	if (sbi->fatal)
+		return -EROFS;
+	/* the lock was dropped: only what is still live moves */
+	for (uint32_t i = 0; i < n; i++) {
+		if (!data_live(sbi, &v[i], &slot, &dn, &err)) {
+			if (err)
+				return err;
+			continue;
+		}
+		if ((ret = zlfs_alloc_gc_block(sbi, v[i].nid, v[i].ofs, v[i].version, &v[i].naddr)))
+			break;
+		bufs[m] = buf + (size_t)i * ZF_BLKSIZE;
+		addrs[m] = v[i].naddr;
+		idx[m++] = i;
+	}
+	if (!m)
+		return ret;
+	int wret = zlfs_write_unlocked(sbi, bufs, addrs, m, ZLFS_PRIO_IDLE);
+	if (wret) {
+		for (uint32_t k = 0; k < m; k++)
+			zlfs_invalidate_block(sbi, addrs[k]);
+		return wret;
+	}
+	/* the copies are on the device: point the slots at them, unless changed meanwhile */
+	for (uint32_t k = 0; k < m; k++) {
+		struct gcb *b = &v[idx[k]];
+		if (!data_live(sbi, b, &slot, &dn, &err)) {
+			zlfs_invalidate_block(sbi, b->naddr);
+			if (err)
+				return err;
+			continue;
+		}
+		*slot = zf_cpu_to_le32(b->naddr);
+		zlfs_invalidate_block(sbi, b->addr);
+		zlfs_seg_reloc_add(sbi, b->addr, b->naddr);
+		zlfs_node_dirty(sbi, dn);
+		drop_extent(sbi, dn);
+		sbi->st.gc_data_moved++;
+		(*moved)++;
+	}
+	return ret;
+}
+
+/* Send n live nodes to be rewritten by the next checkpoint. */
+static int move_nodes(struct zlfs_sb *sbi, struct gcb *v, uint32_t n, uint8_t *buf,
+		      uint32_t *moved)
+{
+	void *bufs[GC_CHUNK];
+	uint32_t addrs[GC_CHUNK], r = 0;
+	int ret;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (zlfs_node_gc_dirty(sbi, v[i].nid, NULL) == 0) {   /* cached: dirty it */
+			sbi->st.gc_node_moved++;
+			(*moved)++;
+			v[i].addr = 0;
+			continue;
+		}
+		bufs[r] = buf + (size_t)r * ZF_BLKSIZE;
+		addrs[r++] = v[i].addr;
+	}
+	if (!r)
+		return 0;
+	if ((ret = zlfs_read_blocks_unlocked(sbi, bufs, addrs, r, ZLFS_PRIO_IDLE)))
+		return ret;
+	r = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!v[i].addr)
+			continue;
+		uint8_t *b = buf + (size_t)r++ * ZF_BLKSIZE;
+		if (sbi->nat[v[i].nid].blkaddr != v[i].addr)
+			continue;    /* rewritten or removed meanwhile */
+		if ((ret = zlfs_node_gc_dirty(sbi, v[i].nid, b))) {
+			if (ret != -ZLFS_EFSCORRUPTED)
+				return ret;
+			fprintf(stderr, "zlfs: gc: block %u does not hold node %u\n", v[i].addr,
+				v[i].nid);
+			continue;
+		}
+		sbi->st.gc_node_moved++;
+		(*moved)++;
+	}
+	return 0;
+}
+
+/* Background passes give way to a foreground pass and, unless pressed, to users. */
+static bool bg_should_yield(struct zlfs_sb *sbi, bool pressed)
+{
+	if (sbi->gc_fg_waiting || sbi->gc_stop)
+		return true;
+	if (pressed || sbi->gco.mode == ZLFS_GC_URGENT)
+		return false;
+	return zlfs_now_ms() - sbi->last_op_ms < sbi->gco.idle_ms;
+}
+
+/*
+ * Move every live block of section sec.  bg: a background pass, which
+ * returns -EAGAIN when it should yield (the section is left part-cleaned,
+ * consistent).  *moved: blocks moved (nodes: sent for rewriting).
+ */
+static int gc_section(struct zlfs_sb *sbi, uint32_t sec, bool bg, bool pressed, uint32_t *moved)
+{
+	struct zf_summary_block *sum = malloc(ZF_BLKSIZE);
+	uint8_t *buf = malloc((size_t)GC_CHUNK * ZF_BLKSIZE);
+	struct gcb v[GC_CHUNK];
+	int ret = 0;
+
+	*moved = 0;
+	if (!sum || !buf) {
+		free(sum);
+		free(buf);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < sbi->segs_per_sec && !ret; i++) {
+		uint32_t segno = sec * sbi->segs_per_sec + i;
+		uint32_t usable = zf_layout_usable_blocks(&sbi->lay, segno);
+		if (!sbi->segs[segno].valid || !usable)
+			continue;
+		if (zlfs_sec_is_log(sbi, sec))
+			break;    /* became a log's meanwhile (cannot: it is not free) */
+		if ((ret = zlfs_read_block(sbi, zf_ssa_blkaddr(&sbi->lay, segno), sum)))
+			break;
+		bool node = zf_log_is_node(sbi->segs[segno].type);
+		if (sum->footer.entry_type != (node ? ZF_SUM_TYPE_NODE : ZF_SUM_TYPE_DATA)) {
+			fprintf(stderr, "zlfs: gc: segment %u: summary type %u does not match its SIT "
+				"type %u; section %u left alone\n", segno, sum->footer.entry_type,
+				sbi->segs[segno].type, sec);
+			sbi->secs[sec].gc_skip = true;
+			ret = -ZLFS_EFSCORRUPTED;
+			break;
+		}
+		uint32_t base = zf_seg_blkaddr(&sbi->lay, segno);
+		for (uint32_t off = 0; off < usable && !ret; ) {
+			uint32_t n = 0;
+			for (; off < usable && n < GC_CHUNK; off++) {
+				if (!zf_msb_test(sbi->segs[segno].map, off))
+					continue;
+				const struct zf_summary *e = &sum->entries[off];
+				struct gcb *b = &v[n];
+				b->addr = base + off;
+				b->nid = zf_le32_to_cpu(e->nid);
+				b->ofs = zf_le16_to_cpu(e->ofs_in_node);
+				b->version = e->version;
+				if (node) {
+					if (b->nid >= sbi->max_nid || sbi->nat[b->nid].blkaddr != b->addr)
+						continue;
+				} else {
+					struct znode *dn;
+					zf_le32 *slot;
+					int err;
+					if (!data_live(sbi, b, &slot, &dn, &err)) {
+						if (err)
+							ret = err;
+						if (err)
+							break;
+						continue;
+					}
+				}
+				n++;
+			}
+			if (ret || !n)
+				break;
+			ret = node ? move_nodes(sbi, v, n, buf, moved) : move_data(sbi, v, n, buf, moved);
+			if (!ret && bg && bg_should_yield(sbi, pressed))
+				ret = -EAGAIN;
+			if (sbi->fatal && !ret)
+				ret = -EROFS;
+		}
+	}
+	free(sum);
+	free(buf);
+	return ret;
+}
+
+/* ---- victims --------------------------------------------------------------------------- */
+
+static bool candidate(const struct zlfs_sb *sbi, uint32_t s)
+{
+	const struct zsec *z = &sbi->secs[s];
+	return z->state == ZSEC_INUSE && z->valid && z->valid < sbi->sec_blocks && !z->gc_skip &&
+	       !zlfs_sec_is_log(sbi, s);
+}
+
+/*
+ * Greedy: fewest valid blocks.  Cost-benefit (F2FS's get_cb_cost): the
+ * section's age (its segments' mean mtime against the oldest and newest
+ * in use) weighed against its utilisation, cost = -(100-u)*age/(100+u).
+ */
+static uint32_t pick_victim(const struct zlfs_sb *sbi, bool cb)
+{
+	uint64_t best = UINT64_MAX, min_mt = UINT64_MAX, max_mt = 0;
+	uint32_t victim = NO_VICTIM;
+
+	if (cb) {
+		for (uint32_t i = 0; i < sbi->nr_segs; i++) {
+			const struct zseg *g = &sbi->segs[i];
+			if (!g->valid)
+				continue;
+			min_mt = g->mtime < min_mt ? g->mtime : min_mt;
+			max_mt = g->mtime > max_mt ? g->mtime : max_mt;
+		}
+	}
+	for (uint32_t s = 0; s < sbi->nr_secs; s++) {
+		if (!candidate(sbi, s))
+			continue;
+		uint64_t cost = sbi->secs[s].valid;
+		if (cb) {
+			uint64_t mt = 0;
+			uint32_t nseg = 0;
+			for (uint32_t i = 0; i < sbi->segs_per_sec; i++) {
+				uint32_t segno = s * sbi->segs_per_sec + i;
+				if (!zf_layout_usable_blocks(&sbi->lay, segno))
+					continue;
+				mt += sbi->segs[segno].mtime;
+				nseg++;
+			}
+			mt = nseg ? mt / nseg : 0;
+			uint64_t u = (uint64_t)sbi->secs[s].valid * 100 / sbi->sec_blocks;
+			uint64_t age = 0;
+			if (max_mt > min_mt)
+				age = 100 - 100 * ((mt > min_mt ? mt : min_mt) - min_mt) / (max_mt - min_mt);
+			cost = UINT32_MAX - 100 * (100 - u) * age / (100 + u);
+		}
+		if (cost < best) {
+			best = cost;
+			victim = s;
+		}
+	}
+	return victim;
+}
+
+/* ---- foreground ---------------------------------------------------------------------- */
+
+static void gc_begin(struct zlfs_sb *sbi, bool fg)
+{
+	if (fg)
+		sbi->gc_fg_waiting++;
+	while (sbi->gc_busy)
+		pthread_cond_wait(&sbi->gc_cv, &sbi->lock);
+	if (fg)
+		sbi->gc_fg_waiting--;
+	sbi->gc_busy = true;
+}
+
+static void gc_end(struct zlfs_sb *sbi, uint64_t t0)
+{
+	sbi->st.gc_ns += now_ns() - t0;
+	sbi->gc_busy = false;
+	pthread_cond_broadcast(&sbi->gc_cv);
+}
+
+/* Wait until no I/O of anyone's is in flight (their commits are done). */
+static void wait_io(struct zlfs_sb *sbi)
+{
+	while (sbi->io_inflight)
+		pthread_cond_wait(&sbi->io_cv, &sbi->lock);
+}
+
+int zlfs_balance(struct zlfs_sb *sbi, uint64_t blocks)
+{
+	int ret = 0;
+
+	if (sbi->fatal || sbi->ro || enough_free(sbi, blocks))
+		return 0;
+	gc_begin(sbi, true);
+	uint64_t t0 = now_ns();
+	uint32_t stalls = 0;
+	while (!enough_free(sbi, blocks)) {
+		if (sbi->fatal) {
+			ret = -EROFS;
+			break;
+		}
+		/* prefree sections are one checkpoint away from free */
+		if (sbi->prefree_secs &&
+		    (sbi->free_secs + sbi->prefree_secs >=
+			     rsvd_secs(sbi) + secs_for(sbi, blocks + sbi->nr_dirty_nodes) ||
+		     sbi->free_secs <= zlfs_seg_floor(sbi) + 2)) {
+			if ((ret = zlfs_checkpoint(sbi, false)))
+				break;
+			continue;
+		}
+		uint32_t v = pick_victim(sbi, sbi->gco.policy == ZLFS_GCP_CB);
+		if (v == NO_VICTIM) {
+			if (sbi->prefree_secs || sbi->nr_dirty_nodes) {
+				uint32_t before = sbi->free_secs;
+				if ((ret = zlfs_checkpoint(sbi, false)))
+					break;
+				if (sbi->free_secs > before)
+					continue;
+			}
+			ret = -ENOSPC;
+			break;
+		}
+		uint32_t moved;
+		uint32_t valid0 = sbi->secs[v].valid;
+		ret = gc_section(sbi, v, false, true, &moved);
+		if (ret == -ZLFS_EFSCORRUPTED) {
+			ret = 0;     /* that section is left alone from now on */
+			continue;
+		}
+		if (ret)
+			break;
+		if (moved) {
+			stalls = 0;
+			sbi->st.fg_gc_runs++;
+			/* nodes (and the moved data's dnodes) go out with a checkpoint */
+			if (sbi->secs[v].valid || !enough_free(sbi, blocks))
+				if ((ret = zlfs_checkpoint(sbi, false)))
+					break;
+			continue;
+		}
+		if (sbi->secs[v].valid < valid0)
+			continue;    /* blocks died meanwhile: progress of a kind */
+		/*
+		 * Nothing live to move, yet blocks counted valid: either user
+		 * writes in flight not committed yet (wait for them), or blocks
+		 * nothing references (a leak): leave that section alone.
+		 */
+		sbi->st.fg_gc_stalls++;
+		if (sbi->io_inflight && stalls++ < 16) {
+			wait_io(sbi);
+			continue;
+		}
+		fprintf(stderr, "zlfs: gc: section %u counts %u valid blocks no node references; "
+			"left alone until the next mount\n", v, sbi->secs[v].valid);
+		sbi->secs[v].gc_skip = true;
+	}
+	gc_end(sbi, t0);
+	return ret;
+}
+
+/* ---- background ---------------------------------------------------------------------- */
+
+static void *gc_main(void *arg)
+{
+	struct zlfs_sb *sbi = arg;
+
+	pthread_mutex_lock(&sbi->lock);
+	while (!sbi->gc_stop) {
+		bool urgent = sbi->gco.mode == ZLFS_GC_URGENT;
+		uint32_t ms = urgent ? 1 : sbi->gco.sleep_ms ? sbi->gco.sleep_ms : 1;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += (long)(ms % 1000) * 1000000;
+		ts.tv_sec += ms / 1000 + ts.tv_nsec / 1000000000;
+		ts.tv_nsec %= 1000000000;
+		pthread_cond_timedwait(&sbi->gc_cv, &sbi->lock, &ts);
+		if (sbi->gc_stop)
+			break;
+		if (sbi->gc_busy || sbi->fatal || sbi->ro)
+			continue;
+		uint32_t free_pct = (sbi->free_secs + sbi->prefree_secs) * 100 / sbi->nr_secs;
+		bool pressed = free_pct < sbi->gco.boost_pct;
+		if (!urgent) {
+			if (free_pct > sbi->gco.no_gc_pct)
+				continue;
+			if (!pressed && zlfs_now_ms() - sbi->last_op_ms < sbi->gco.idle_ms)
+				continue;
+		}
+		uint32_t v = sbi->gc_bg_victim;
+		if (v == NO_VICTIM || !candidate(sbi, v))
+			v = pick_victim(sbi, sbi->gco.policy != ZLFS_GCP_GREEDY);
+		if (v == NO_VICTIM) {
+			sbi->gc_bg_victim = NO_VICTIM;
+			if (sbi->prefree_secs) {
+				gc_begin(sbi, false);
+				uint64_t t0 = now_ns();
+				zlfs_checkpoint(sbi, false);
+				gc_end(sbi, t0);
+			}
+			continue;
+		}
+		gc_begin(sbi, false);
+		uint64_t t0 = now_ns();
+		uint32_t moved;
+		int ret = gc_section(sbi, v, true, pressed, &moved);
+		if (ret == -EAGAIN) {
+			sbi->gc_bg_victim = v;   /* go on with it next time */
+		} else {
+			sbi->gc_bg_victim = NO_VICTIM;
+			if (!ret && moved) {
+				sbi->st.bg_gc_runs++;
+				zlfs_checkpoint(sbi, false);   /* victim's zone reset, nodes out */
+			}
+		}
+		gc_end(sbi, t0);
+		/* let the operations that queued up meanwhile in */
+		pthread_mutex_unlock(&sbi->lock);
+		sched_yield();
+		pthread_mutex_lock(&sbi->lock);
+	}
+	pthread_mutex_unlock(&sbi->lock);
+	return NULL;
+}
+
+int zlfs_gc_start(struct zlfs_sb *sbi)
+{
+	sbi->gc_bg_victim = NO_VICTIM;
+	if (sbi->ro || sbi->gco.mode == ZLFS_GC_OFF)
+		return 0;
+	sbi->gc_stop = false;
+	int ret = pthread_create(&sbi->gc_thread, NULL, gc_main, sbi);
+	if (ret)
+		return -ret;
+	sbi->gc_thread_on = true;
+	return 0;
+}
+
+/* Call without sbi->lock. */
+void zlfs_gc_stop(struct zlfs_sb *sbi)
+{
+	if (!sbi->gc_thread_on)
+		return;
+	pthread_mutex_lock(&sbi->lock);
+	sbi->gc_stop = true;
+	pthread_cond_broadcast(&sbi->gc_cv);
+	pthread_mutex_unlock(&sbi->lock);
+	pthread_join(sbi->gc_thread, NULL);
+	sbi->gc_thread_on = false;
+}

@@ -1,0 +1,200 @@
+/*
+ * stats.c - the text of the read-only files under /.zlfs: `status` (the
+ * filesystem's and the dispatcher's counters, key=value lines) and
+ * `zones` (one line per device zone).  Formats are documented in README
+ * ("Counters and the zone map"); bench/ scripts parse them, so keys are
+ * only ever added.
+ *
+ * Each call builds a snapshot under sbi->lock into a malloc()ed buffer;
+ * the caller frees it.  The zone report goes to the device through the
+ * dispatcher (the lock is held meanwhile: the report is short and rare).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zlfs.h"
+
+struct sbuf {
+	char *p;
+	size_t len, cap;
+	int err;
+};
+
+static void put(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (b->err)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->err = -EINVAL;
+			return;
+		}
+		if (b->len + (size_t)n < b->cap) {
+			b->len += (size_t)n;
+			return;
+		}
+		size_t cap = (b->cap + (size_t)n + 1) * 2;
+		char *p = realloc(b->p, cap);
+		if (!p) {
+			b->err = -ENOMEM;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+}
+
+static int finish(struct sbuf *b, char **out, size_t *len)
+{
+	if (b->err) {
+		free(b->p);
+		return b->err;
+	}
+	*out = b->p;
+	*len = b->len;
+	return 0;
+}
+
+static const char *const log_names[ZF_NR_LOGS] = {
+	"hot_data", "warm_data", "cold_data", "hot_node", "warm_node", "cold_node",
+};
+
+int zlfs_stats_status(struct zlfs_sb *sbi, char **out, size_t *len)
+{
+	struct sbuf b = { malloc(4096), 0, 4096, 0 };
+	struct zlfs_disp_stats ds;
+	const struct zlfs_counters *c = &sbi->st;
+
+	if (!b.p)
+		return -ENOMEM;
+	b.p[0] = 0;
+	zlfs_disp_stats(sbi->disp, &ds);
+	uint64_t user = c->data_blocks > c->gc_data_moved ? c->data_blocks - c->gc_data_moved : 0;
+	uint64_t all = c->data_blocks + c->node_blocks;
+	uint32_t dirty = 0;
+	for (uint32_t s = 0; s < sbi->nr_secs; s++)
+		dirty += sbi->secs[s].state == ZSEC_INUSE && sbi->secs[s].valid < sbi->sec_blocks &&
+			 !zlfs_sec_is_log(sbi, s);
+	put(&b, "user_blocks_written=%llu\n", (unsigned long long)user);
+	put(&b, "node_blocks_written=%llu\n", (unsigned long long)c->node_blocks);
+	put(&b, "gc_data_blocks_moved=%llu\n", (unsigned long long)c->gc_data_moved);
+	put(&b, "gc_node_blocks_moved=%llu\n", (unsigned long long)c->gc_node_moved);
+	/* (user + GC's copies) / user: what the cleaning models predict */
+	put(&b, "gc_write_amplification=%.3f\n",
+	    user ? (double)(user + c->gc_data_moved) / (double)user : 1.0);
+	/* every main-area block written / user data blocks: nodes included */
+	put(&b, "write_amplification=%.3f\n", user ? (double)all / (double)user : 1.0);
+	put(&b, "fg_gc_runs=%llu\n", (unsigned long long)c->fg_gc_runs);
+	put(&b, "bg_gc_runs=%llu\n", (unsigned long long)c->bg_gc_runs);
+	put(&b, "fg_gc_stalls=%llu\n", (unsigned long long)c->fg_gc_stalls);
+	put(&b, "gc_time_ms=%llu\n", (unsigned long long)(c->gc_ns / 1000000));
+	put(&b, "zones_reset=%llu\n", (unsigned long long)c->zones_reset);
+	put(&b, "checkpoints=%llu\n", (unsigned long long)sbi->cp_count);
+	put(&b, "sections=%u\n", sbi->nr_secs);
+	put(&b, "section_blocks=%u\n", sbi->sec_blocks);
+	put(&b, "free_sections=%u\n", sbi->free_secs);
+	put(&b, "prefree_sections=%u\n", sbi->prefree_secs);
+	put(&b, "dirty_sections=%u\n", dirty);
+	put(&b, "reserved_segments=%u\n", sbi->rsvd_segs);
+	put(&b, "overprovision_segments=%u\n", sbi->ovp_segs);
+	put(&b, "user_block_count=%llu\n", (unsigned long long)sbi->user_block_count);
+	put(&b, "valid_blocks=%llu\n", (unsigned long long)sbi->valid_block_count);
+	put(&b, "available_blocks=%llu\n", (unsigned long long)zlfs_avail_blocks(sbi));
+	put(&b, "dirty_nodes=%u\n", sbi->nr_dirty_nodes);
+	put(&b, "gc=%s\n", sbi->gco.mode == ZLFS_GC_OFF ? "off" :
+			   sbi->gco.mode == ZLFS_GC_URGENT ? "urgent" : "on");
+	put(&b, "gc_policy=%s\n", sbi->gco.policy == ZLFS_GCP_GREEDY ? "greedy" :
+				  sbi->gco.policy == ZLFS_GCP_CB ? "cb" : "auto");
+	put(&b, "disp_dispatched=%llu\n", (unsigned long long)ds.dispatched);
+	put(&b, "disp_merged=%llu\n", (unsigned long long)ds.merged);
+	put(&b, "disp_unaligned=%llu\n", (unsigned long long)ds.unaligned);
+	put(&b, "disp_retries=%llu\n", (unsigned long long)ds.retries);
+	put(&b, "disp_recovered=%llu\n", (unsigned long long)ds.recovered);
+	put(&b, "disp_failed=%llu\n", (unsigned long long)ds.failed);
+	return finish(&b, out, len);
+}
+
+static const char *cond_name(uint8_t cond)
+{
+	switch (cond) {
+	case ZLFS_ZC_NOT_WP: return "nowp";
+	case ZLFS_ZC_EMPTY: return "empty";
+	case ZLFS_ZC_IMP_OPEN: return "iopen";
+	case ZLFS_ZC_EXP_OPEN: return "eopen";
+	case ZLFS_ZC_CLOSED: return "closed";
+	case ZLFS_ZC_RDONLY: return "rdonly";
+	case ZLFS_ZC_FULL: return "full";
+	case ZLFS_ZC_OFFLINE: return "offline";
+	default: return "unknown";
+	}
+}
+
+int zlfs_stats_zones(struct zlfs_sb *sbi, char **out, size_t *len)
+{
+	struct sbuf b = { malloc(65536), 0, 65536, 0 };
+	enum { BATCH = 256 };
+	struct zlfs_zone *z = calloc(BATCH, sizeof(*z));
+	const struct zlfs_zdev_geom *g = zlfs_zdev_geom(sbi->dev);
+	uint64_t main0 = (uint64_t)sbi->lay.main_blkaddr * ZF_BLKSIZE;
+	uint64_t main_end = main0 + (uint64_t)sbi->nr_segs * ZF_SEG_BYTES;
+	int ret = 0;
+
+	if (!b.p || !z) {
+		free(b.p);
+		free(z);
+		return -ENOMEM;
+	}
+	b.p[0] = 0;
+	put(&b, "# zone type cond wp valid cap log\n");
+	for (uint32_t first = 0; first < g->nr_zones && !ret; ) {
+		uint32_t nr = g->nr_zones - first < BATCH ? g->nr_zones - first : BATCH;
+		if ((ret = zlfs_disp_report(sbi->disp, first, z, &nr)))
+			break;
+		if (!nr) {
+			ret = -EIO;
+			break;
+		}
+		for (uint32_t i = 0; i < nr; i++) {
+			const struct zlfs_zone *q = &z[i];
+			bool conv = q->type == ZLFS_ZONE_CONV;
+			put(&b, "%u %s %s ", first + i, conv ? "conv" : "seq", cond_name(q->cond));
+			if (conv)
+				put(&b, "- ");
+			else
+				put(&b, "%llu ", (unsigned long long)((q->wp - q->start) / ZF_BLKSIZE));
+			/* valid blocks: zones wholly in the main area (sections, or segments
+			 * of a device without zones); "-" for metadata */
+			const char *log = "-";
+			if (q->start >= main0 && q->start + q->len <= main_end) {
+				uint32_t s0 = (uint32_t)((q->start - main0) / ZF_SEG_BYTES);
+				uint32_t s1 = (uint32_t)((q->start + q->len - main0) / ZF_SEG_BYTES);
+				uint64_t valid = 0;
+				for (uint32_t s = s0; s < s1 && s < sbi->nr_segs; s++)
+					valid += sbi->segs[s].valid;
+				for (int l = 0; l < ZF_NR_LOGS; l++)
+					if ((sbi->log_mask & (1u << l)) && sbi->logs[l].segno >= s0 &&
+					    sbi->logs[l].segno < s1)
+						log = log_names[l];
+				put(&b, "%llu ", (unsigned long long)valid);
+			} else {
+				put(&b, "- ");
+			}
+			put(&b, "%llu %s\n", (unsigned long long)(q->cap / ZF_BLKSIZE), log);
+		}
+		first += nr;
+	}
+	free(z);
+	if (ret) {
+		free(b.p);
+		return ret;
+	}
+	return finish(&b, out, len);
+}
