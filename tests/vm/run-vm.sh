@@ -18,16 +18,31 @@
 #   ZLFS_BUILD       build directory (host's $ZLFS_BUILD, default $ZLFS_REPO/build)
 #   ZLFS_VM_WORKDIR  the work directory (read-write, same path as on the host)
 #   ZLFS_VM_SCRIPT   path of the script itself
+#   ZLFS_VM_STALL    the host's stall limit (below), 0 when off
 # A script inside the repository runs in place (so "$(dirname "$0")" works);
 # one outside is copied into the work directory first.
 #
 # Exit status: the script's own, 77 included (meson's "skipped"). 124 if the
-# timeout expired, 125 if the VM could not be started or recorded no status.
+# VM was killed for making no progress or for reaching the hard time limit,
+# 125 if the VM could not be started or recorded no status.
+#
+# Time limits: a loaded build machine can make a run several times slower
+# than usual, so the limit is on time without progress, not on the run's
+# length. Progress is the guest's output (out.log, what the script prints)
+# growing. A C program's stdout to a file is block-buffered and $(...)
+# holds its output back, so the guest's run.sh adds a "vm-progress:" line
+# every ZLFS_VM_STALL/4 s (at most 30 s) in which the guest did work (1 s
+# of busy CPU or any block I/O); a guest that is stuck and idle stays
+# silent and is killed after ZLFS_VM_STALL s. A guest that is stuck but
+# spinning is only stopped by the hard limit, ZLFS_VM_TIMEOUT.
 #
 # Environment (all optional):
 #   ZLFS_VM_CACHE     kernel/initramfs cache (/var/cache/zlfs-vm); setup.sh
 #                     is run when it is missing or stale
-#   ZLFS_VM_TIMEOUT   seconds before the VM is killed (1200)
+#   ZLFS_VM_STALL     seconds without guest output before the VM is killed
+#                     (300; checked every 5 s; 0: no limit)
+#   ZLFS_VM_TIMEOUT   hard limit on the whole run in seconds, a last resort
+#                     against a guest busy without end (5400)
 #   ZLFS_VM_MEM       guest memory in MiB (3072)
 #   ZLFS_VM_SMP       vCPUs (2)
 #   ZLFS_VM_ZNS_SIZE  size of the sparse ZNS backing file (4G)
@@ -56,7 +71,9 @@ script=$(realpath "$script")
 cache=${ZLFS_VM_CACHE:-/var/cache/zlfs-vm}
 repo=$(realpath "${ZLFS_REPO:-$here/../..}")
 build=$(realpath -m "${ZLFS_BUILD:-$repo/build}")
-tmo=${ZLFS_VM_TIMEOUT:-1200}
+tmo=${ZLFS_VM_TIMEOUT:-5400}
+stall=${ZLFS_VM_STALL:-300}
+case $stall in '' | *[!0-9]*) die "ZLFS_VM_STALL must be a number of seconds: $stall" ;; esac
 nullblk=${ZLFS_VM_NULLBLK:-zoned=1,zone_size=64,gb=1,memory_backed=1,zone_max_open=14,zone_max_active=14,bs=4096}
 [ "$nullblk" = none ] && nullblk=
 
@@ -88,12 +105,13 @@ else
 fi
 img=$work/zns.img
 meta=$work/meta.img
-qpid='' tpid=''
+qpid='' tpid='' wpid=''
 # shellcheck disable=SC2317 # reached through the trap
 cleanup() {
 	# timeout passes the signal on to QEMU.
 	[ -n "$qpid" ] && kill "$qpid" 2>/dev/null
 	[ -n "$tpid" ] && kill "$tpid" 2>/dev/null
+	[ -n "$wpid" ] && kill "$wpid" 2>/dev/null
 	if [ "${ZLFS_VM_KEEP:-0}" = 1 ]; then
 		say "kept $work"
 	elif [ -n "$own_work" ]; then
@@ -132,6 +150,7 @@ esac
 	printf 'export ZLFS_BUILD=%q\n' "$build"
 	printf 'export ZLFS_VM_WORKDIR=%q\n' "$work"
 	printf 'export ZLFS_VM_SCRIPT=%q\n' "$guest_script"
+	printf 'export ZLFS_VM_STALL=%q\n' "$stall"
 	for v in ${ZLFS_VM_PASSENV:-}; do
 		if [ -n "${!v+set}" ]; then printf 'export %s=%q\n' "$v" "${!v}"; fi
 	done
@@ -142,9 +161,54 @@ set -eu
 . ./env
 args=()
 [ -s ./args ] && mapfile -d '' -t args < ./args
-exec bash "$ZLFS_VM_SCRIPT" "${args[@]}"
+
+# Heartbeat for the host's stall watchdog, which watches out.log (this
+# script's stdout): a step may work for minutes without printing. A line
+# is printed only when the guest did work since the last one, at least 1 s
+# of busy CPU (USER_HZ is 100) or any block I/O, so that a guest stuck
+# idle (a deadlock, a lost request) stays silent and the host stops it.
+# Builtins only, apart from sleep: the loop itself must not look busy.
+every=30
+[ "$ZLFS_VM_STALL" -gt 0 ] && [ $((ZLFS_VM_STALL / 4)) -lt $every ] && every=$((ZLFS_VM_STALL / 4))
+[ $every -ge 1 ] || every=1
+(
+	set +e
+	sample() { # sets cpu (busy ticks) and ios (block I/Os completed)
+		local us ni sy irq si rest f r w
+		read -r _ us ni sy _ _ irq si rest < /proc/stat
+		cpu=$((us + ni + sy + irq + si)) ios=0
+		for f in /sys/block/*/stat; do
+			read -r r _ _ _ w rest < "$f" && ios=$((ios + r + w))
+		done
+	}
+	# The sleep is killed with the loop: left behind it would hold the work
+	# share (its current directory) busy when /init unmounts it.
+	sp=
+	trap '[ -n "$sp" ] && kill "$sp" 2>/dev/null; exit 0' TERM
+	sample
+	while :; do
+		sleep "$every" > /dev/null 2>&1 &
+		sp=$!
+		wait "$sp"
+		sp=
+		cpu0=$cpu ios0=$ios
+		sample
+		if [ $((cpu - cpu0)) -ge 100 ] || [ "$ios" != "$ios0" ]; then
+			read -r up rest < /proc/uptime
+			d=$((cpu - cpu0))
+			echo "vm-progress: ${up%.*} s up; in the last $every s" \
+				"$((d / 100)).$((d % 100 / 10)) s of busy CPU, $((ios - ios0)) block I/Os"
+		fi
+	done
+) < /dev/null &
+hb=$!
+rc=0
+bash "$ZLFS_VM_SCRIPT" "${args[@]}" || rc=$?
+kill "$hb" 2>/dev/null || true
+wait "$hb" || true
+exit "$rc"
 EOF
-rm -f "$work/rc"
+rm -f "$work/rc" "$work/stalled"
 : > "$work/out.log"
 : > "$work/console.log"
 
@@ -188,8 +252,37 @@ if [ "${ZLFS_VM_SHELL:-0}" = 1 ]; then
 	exit 0
 fi
 
+# The hard limit: timeout kills QEMU after $tmo s whatever happens.
 timeout -k 10 "$tmo" "${qemu[@]}" -serial "file:$work/console.log" < /dev/null &
 qpid=$!
+# The stall watchdog: stop QEMU (through timeout, which passes the signal
+# on and still sends KILL 10 s later) when out.log has not grown for
+# $stall s, and leave a note for the verdict below. Only the script's
+# output counts, not the kernel console: a stuck kernel keeps printing
+# there (soft lockup, hung task and RCU stall reports).
+if [ "$stall" -gt 0 ]; then
+	(
+		# As in run.sh: no sleep left behind when this loop is stopped.
+		sp=
+		trap '[ -n "$sp" ] && kill "$sp" 2>/dev/null; exit 0' TERM
+		last=-1 since=$SECONDS
+		while kill -0 "$qpid" 2>/dev/null; do
+			sleep 5 &
+			sp=$!
+			wait "$sp"
+			sp=
+			size=$(stat -c %s "$work/out.log" 2>/dev/null) || size=0
+			if [ "$size" != "$last" ]; then
+				last=$size since=$SECONDS
+			elif [ $((SECONDS - since)) -ge "$stall" ]; then
+				echo "$((SECONDS - since))" > "$work/stalled"
+				kill "$qpid" 2>/dev/null
+				break
+			fi
+		done
+	) < /dev/null > /dev/null 2>&1 &
+	wpid=$!
+fi
 # Follow the guest's output while it runs (the work share has no page cache
 # in the guest, so the host sees each write); tail ends shortly after QEMU.
 follow=("$work/out.log")
@@ -201,14 +294,27 @@ wait "$qpid" || qrc=$?
 qpid=
 wait "$tpid" || true
 tpid=
+if [ -n "$wpid" ]; then
+	kill "$wpid" 2>/dev/null || true
+	wait "$wpid" 2>/dev/null || true
+	wpid=
+fi
 secs=$(echo "$start $(date +%s.%N)" | awk '{ printf "%.1f", $2 - $1 }')
 
 console_tail() {
 	say "last lines of the guest console ($work/console.log):"
 	tail -n 40 "$work/console.log" 2>/dev/null | sed 's/^/  | /' >&2 || true
 }
+if [ -s "$work/stalled" ]; then
+	say "no progress for $(cat "$work/stalled") s: the guest printed nothing" \
+		"(ZLFS_VM_STALL=$stall); VM killed after ${secs}s"
+	say "last lines of the guest's output ($work/out.log):"
+	tail -n 10 "$work/out.log" 2>/dev/null | sed 's/^/  | /' >&2 || true
+	console_tail
+	exit 124
+fi
 if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
-	say "timed out after ${tmo}s"
+	say "timed out after ${tmo}s (the hard limit, ZLFS_VM_TIMEOUT)"
 	console_tail
 	exit 124
 fi
