@@ -21,9 +21,10 @@
  * the dirty nodes need, with a checkpoint whenever prefree sections are
  * what it takes.  Background GC is a thread: when the filesystem has been
  * quiet for idle_ms and at most no_gc_pct% of the sections are free (F2FS's
- * zoned threshold, 60%), or at once below boost_pct% (25%), it cleans
- * cost-benefit victims, yielding to any foreground pass and, unless
- * urgent or boosted, to user activity; gc=urgent cleans continuously.
+ * zoned threshold, 60%), it cleans cost-benefit victims; below boost_pct%
+ * (25%) it passes without pausing and picks greedy ones (F2FS's boosted
+ * pass).  It yields to any foreground pass and, unless urgent, to user
+ * activity; gc=urgent cleans continuously, busy or not.
  *
  * GC's reads and writes go to the dispatcher at the idle priority level,
  * tagged "no zone write lock" like every write (data.c).
@@ -312,12 +313,12 @@ static int move_nodes(struct zlfs_sb *sbi, struct gcb *v, uint32_t n, uint8_t *b
 	return 0;
 }
 
-/* Background passes give way to a foreground pass and, unless pressed, to users. */
-static bool bg_should_yield(struct zlfs_sb *sbi, bool pressed)
+/* Background passes give way to a foreground pass and, unless urgent, to users. */
+static bool bg_should_yield(struct zlfs_sb *sbi)
 {
 	if (sbi->gc_fg_waiting || sbi->gc_stop)
 		return true;
-	if (pressed || sbi->gco.mode == ZLFS_GC_URGENT)
+	if (sbi->gco.mode == ZLFS_GC_URGENT)
 		return false;
 	return zlfs_now_ms() - sbi->last_op_ms < sbi->gco.idle_ms;
 }
@@ -327,7 +328,7 @@ static bool bg_should_yield(struct zlfs_sb *sbi, bool pressed)
  * returns -EAGAIN when it should yield (the section is left part-cleaned,
  * consistent).  *moved: blocks moved (nodes: sent for rewriting).
  */
-static int gc_section(struct zlfs_sb *sbi, uint32_t sec, bool bg, bool pressed, uint32_t *moved)
+static int gc_section(struct zlfs_sb *sbi, uint32_t sec, bool bg, uint32_t *moved)
 {
 	struct zf_summary_block *sum = malloc(ZF_BLKSIZE);
 	uint8_t *buf = malloc((size_t)GC_CHUNK * ZF_BLKSIZE);
@@ -390,7 +391,7 @@ static int gc_section(struct zlfs_sb *sbi, uint32_t sec, bool bg, bool pressed, 
 			if (ret || !n)
 				break;
 			ret = node ? move_nodes(sbi, v, n, buf, moved) : move_data(sbi, v, n, buf, moved);
-			if (!ret && bg && bg_should_yield(sbi, pressed))
+			if (!ret && bg && bg_should_yield(sbi))
 				ret = -EAGAIN;
 			if (sbi->fatal && !ret)
 				ret = -EROFS;
@@ -493,10 +494,23 @@ int zlfs_balance(struct zlfs_sb *sbi, uint64_t blocks)
 		return 0;
 	gc_begin(sbi, true);
 	uint64_t t0 = now_ns();
-	uint32_t stalls = 0;
+	uint32_t stalls = 0, passes = 0;
 	while (!enough_free(sbi, blocks)) {
 		if (sbi->fatal) {
 			ret = -EROFS;
+			break;
+		}
+		/*
+		 * Never clean into the floor (the checkpoint needs it), and never
+		 * loop without end: each pass frees a section less what it moves,
+		 * so as many passes as sections, four times over, is far more than
+		 * any reachable state needs.  Either way: ENOSPC, not a dead volume.
+		 */
+		if ((sbi->free_secs < zlfs_seg_floor(sbi) && !sbi->prefree_secs) ||
+		    ++passes > 4 * sbi->nr_secs + 16) {
+			fprintf(stderr, "zlfs: gc: cannot make room (%u free, %u prefree sections)\n",
+				sbi->free_secs, sbi->prefree_secs);
+			ret = -ENOSPC;
 			break;
 		}
 		/* prefree sections are one checkpoint away from free */
@@ -522,7 +536,7 @@ int zlfs_balance(struct zlfs_sb *sbi, uint64_t blocks)
 		}
 		uint32_t moved;
 		uint32_t valid0 = sbi->secs[v].valid;
-		ret = gc_section(sbi, v, false, true, &moved);
+		ret = gc_section(sbi, v, false, &moved);
 		if (ret == -ZLFS_EFSCORRUPTED) {
 			ret = 0;     /* that section is left alone from now on */
 			continue;
@@ -567,7 +581,9 @@ static void *gc_main(void *arg)
 	pthread_mutex_lock(&sbi->lock);
 	while (!sbi->gc_stop) {
 		bool urgent = sbi->gco.mode == ZLFS_GC_URGENT;
-		uint32_t ms = urgent ? 1 : sbi->gco.sleep_ms ? sbi->gco.sleep_ms : 1;
+		bool boosted = (sbi->free_secs + sbi->prefree_secs) * 100 <
+			       sbi->gco.boost_pct * sbi->nr_secs;
+		uint32_t ms = urgent || boosted ? 1 : sbi->gco.sleep_ms ? sbi->gco.sleep_ms : 1;
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += (long)(ms % 1000) * 1000000;
@@ -580,15 +596,19 @@ static void *gc_main(void *arg)
 			continue;
 		uint32_t free_pct = (sbi->free_secs + sbi->prefree_secs) * 100 / sbi->nr_secs;
 		bool pressed = free_pct < sbi->gco.boost_pct;
+		/* as F2FS: only when quiet (copies made under load cost users twice) */
 		if (!urgent) {
 			if (free_pct > sbi->gco.no_gc_pct)
 				continue;
-			if (!pressed && zlfs_now_ms() - sbi->last_op_ms < sbi->gco.idle_ms)
+			if (zlfs_now_ms() - sbi->last_op_ms < sbi->gco.idle_ms)
 				continue;
 		}
 		uint32_t v = sbi->gc_bg_victim;
+		/* pressed for space while users write, F2FS's boosted pass: greedy */
+		bool cb = sbi->gco.policy == ZLFS_GCP_CB ||
+			  (sbi->gco.policy == ZLFS_GCP_AUTO && !pressed);
 		if (v == NO_VICTIM || !candidate(sbi, v))
-			v = pick_victim(sbi, sbi->gco.policy != ZLFS_GCP_GREEDY);
+			v = pick_victim(sbi, cb);
 		if (v == NO_VICTIM) {
 			sbi->gc_bg_victim = NO_VICTIM;
 			if (sbi->prefree_secs) {
@@ -602,7 +622,7 @@ static void *gc_main(void *arg)
 		gc_begin(sbi, false);
 		uint64_t t0 = now_ns();
 		uint32_t moved;
-		int ret = gc_section(sbi, v, true, pressed, &moved);
+		int ret = gc_section(sbi, v, true, &moved);
 		if (ret == -EAGAIN) {
 			sbi->gc_bg_victim = v;   /* go on with it next time */
 		} else {

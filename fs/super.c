@@ -210,11 +210,12 @@ static int layout_from_super(struct zlfs_sb *sbi, char *err, size_t errlen)
 			snprintf(err, errlen, "sections do not match the device's zones");
 			return -EINVAL;
 		}
+		/*
+		 * mkfs.f2fs -m starts the main area right after the metadata, so
+		 * its first sections may be conventional zones: ordinary log
+		 * sections without a write pointer or a reset (zlfs_sec_is_conv).
+		 */
 		l->main_zone = (uint32_t)((uint64_t)l->main_blkaddr * ZF_BLKSIZE / g->zone_size);
-		if (l->main_zone < g->nr_conv) {
-			snprintf(err, errlen, "main area starts in conventional zones");
-			return -EINVAL;
-		}
 		l->usable_segs_per_sec = (l->zone_cap_blocks + ZF_BLKS_PER_SEG - 1) / ZF_BLKS_PER_SEG;
 		l->usable_blks_last_seg = l->zone_cap_blocks - (l->usable_segs_per_sec - 1) * ZF_BLKS_PER_SEG;
 	} else if (g->zoned && (uint64_t)l->main_blkaddr * ZF_BLKSIZE >=

@@ -28,7 +28,7 @@
 # is compiled from tests/fs/fsops.c.  Environment: FSOPS_ARGS adds options
 # to every fsops run (FSOPS_ARGS="--no create,open_trunc" looks past a
 # known bug); FSOPS_OPS changes the operation count (default 10000);
-# CHECK_MOUNT_SECTIONS picks parts (default "fsops posix enospc sload");
+# CHECK_MOUNT_SECTIONS picks parts (default "fsops gc posix enospc sload");
 # CHECK_MOUNT_KEEP=1 keeps the images and reference trees of a failed run.
 # About 2 minutes on 2 cores.
 set -u
@@ -40,7 +40,7 @@ ZDEV=$B/fs/zlfs-zdev
 MKFS=$B/mkfs/mkfs.zlfs
 ZLFS=$B/fs/zlfs
 NOPS=${FSOPS_OPS:-10000}
-SECTIONS=" ${CHECK_MOUNT_SECTIONS:-fsops posix enospc sload} "
+SECTIONS=" ${CHECK_MOUNT_SECTIONS:-fsops gc posix enospc sload} "
 want() { [[ $SECTIONS == *" $1 "* ]]; }
 START=$(date +%s)
 
@@ -294,6 +294,167 @@ if want fsops; then
 	geometry concurrent4 5 "" "--concurrent 4" zdev --size 4G --zone-size 64M --conv-zones 8
 	geometry two-devices-zns 6 "" "" multi 256M --size 2G --zone-size 64M --zone-capacity 62M \
 		--conv-zones 0 --max-open 14 --max-active 14
+	# GC moving the blocks under the operations, in the three orderings; small
+	# zones so that many sections hold dead blocks
+	for mode in nolock zwl zwp; do
+		geometry gc-urgent-$mode 7 "-o mode=$mode,gc=urgent" "" zdev --size 2G --zone-size 16M \
+			--conv-zones 4
+	done
+fi
+
+# ---- 1b. garbage collection ------------------------------------------------------------
+#
+# 1 GiB images with 16 MiB zones (about 60 sections).  Fill to 100% (buffered
+# and O_DIRECT), delete, fill again: three cycles, each within 1% of the first,
+# ENOSPC only once df shows (almost) nothing free.  At 80% and 90% of the
+# user's capacity, five passes of random 4 KiB O_DIRECT overwrites (8 threads)
+# and of whole-file rewrites, every byte checked (tests/fs/gcload.c), fsck
+# clean, remount and check again.  The daemon SIGKILLed and the device's power
+# cut while GC works hard (gc=urgent): remount, fsck clean, fsynced data intact.
+
+GCLOAD=$B/tests/gcload
+gc_img() {  # IMG: a fresh 1 GiB image, 16 MiB zones
+	rm -f "$1" "$1.zst"
+	"$ZDEV" create "$1" --size 1G --zone-size 16M --conv-zones 4 >/dev/null &&
+		"$MKFS" "$1" >/dev/null || { WHY="create/mkfs failed"; return 1; }
+}
+avail_kb() { df -k --output=avail "$1" | tail -1 | tr -d ' '; }
+size_kb() { df -k --output=size "$1" | tail -1 | tr -d ' '; }
+
+# fill MNT KIND: write one file until ENOSPC; prints the KiB it holds.  Through
+# the kernel's writeback cache a buffered write() never fails for space (the
+# kernel does not know it); ENOSPC comes at fsync.  So buffered fills write
+# 64 MiB more than the capacity and expect the error from conv=fsync.
+fill() {
+	local m=$1 kind=$2 flags="conv=fsync" count=""
+	[ "$kind" = direct ] && flags="oflag=direct conv=fsync"
+	[ "$kind" = buffered ] && count="count=$(( $(size_kb "$m") / 1024 + 64 ))"
+	# shellcheck disable=SC2086
+	dd if=/dev/zero of="$m/fill" bs=1M $count $flags status=none 2>"$T/fill.err" && {
+		echo "dd did not run out of space" >"$T/fill.err"; echo 0; return; }
+	grep -q 'No space left' "$T/fill.err" || { echo 0; return; }
+	du -k "$m/fill" | cut -f1
+}
+
+gc_fill_cycles() {  # KIND
+	local img=$T/gcfill.img m=$T/gcfill.mnt kind=$1 first=0 got c
+	gc_img "$img" || return 1
+	mnt "$img" "$m" || return 1
+	for c in 1 2 3; do
+		got=$(fill "$m" "$kind")
+		[ "$got" -gt 0 ] || { WHY="cycle $c: $(cat "$T/fill.err")"; umnt "$m" "$img"; return 1; }
+		local left total
+		left=$(avail_kb "$m")
+		total=$(size_kb "$m")
+		if [ "$left" -gt $((total / 100)) ]; then
+			WHY="cycle $c: ENOSPC with $left KiB of $total shown free"
+			umnt "$m" "$img"
+			return 1
+		fi
+		[ $c = 1 ] && first=$got
+		if [ $((got * 100)) -lt $((first * 99)) ]; then
+			WHY="cycle $c filled $got KiB, the first $first KiB"
+			umnt "$m" "$img"
+			return 1
+		fi
+		rm -f "$m/fill" || { WHY="rm failed"; umnt "$m" "$img"; return 1; }
+		# the space is back at once
+		left=$(avail_kb "$m")
+		if [ "$left" -lt $((total * 99 / 100)) ]; then
+			WHY="cycle $c: after rm only $left KiB of $total free"
+			umnt "$m" "$img"
+			return 1
+		fi
+	done
+	NOTE="$((first / 1024)) MiB each cycle of $(( $(size_kb "$m") / 1024)) MiB"
+	umnt "$m" "$img" && fsck_clean "$img"
+}
+
+# gc_overwrite PCT MODE: MODE random or rewrite, five passes at PCT% of the capacity
+gc_overwrite() {
+	local pct=$1 mode=$2 img=$T/gcow.img m=$T/gcow.mnt out
+	gc_img "$img" || return 1
+	mnt "$img" "$m" || return 1
+	local blocks=$(( $(size_kb "$m") * pct / 100 / 4 ))
+	if [ "$mode" = random ]; then
+		out=$("$GCLOAD" random "$T/gcow.state" "$m/f" $blocks 5 8 2>&1)
+	else
+		out=$("$GCLOAD" rewrite "$T/gcow.state" "$m" 8 $((blocks / 8)) 5 2>&1)
+	fi
+	local rc=$?
+	local wa
+	wa=$(sed -n 's/^gc_write_amplification=//p' "$m/.zlfs/status")
+	if [ $rc != 0 ]; then
+		WHY="$(echo "$out" | tail -3 | tr '\n' ' ')"
+		umnt "$m" "$img"
+		return 1
+	fi
+	umnt "$m" "$img" || return 1
+	fsck_clean "$img" || return 1
+	mnt "$img" "$m" || return 1
+	out=$("$GCLOAD" verify "$T/gcow.state" "$m" "$m" 2>&1) ||
+		{ WHY="after remount: $(echo "$out" | tail -3 | tr '\n' ' ')"; umnt "$m" "$img"; return 1; }
+	NOTE="$blocks blocks, GC write amplification $wa"
+	umnt "$m" "$img" && fsck_clean "$img"
+}
+
+# gc_crash KIND: kill (SIGKILL of the daemon) or power (the device's power cut)
+gc_crash() {
+	local kind=$1 img=$T/gccrash.img m=$T/gccrash.mnt round
+	gc_img "$img" || return 1
+	mnt "$img" "$m" || return 1
+	# durable: 200 MiB written and fsynced, checked after every crash
+	"$GCLOAD" rewrite "$T/gccrash.state" "$m" 2 25600 0 >/dev/null 2>&1 ||
+		{ WHY="durable files"; umnt "$m" "$img"; return 1; }
+	umnt "$m" "$img" || return 1
+	for round in 1 2 3; do
+		local spec=$img
+		[ "$kind" = power ] && spec="$img?powercut_after=$((20000 * round)),powercut_seed=$round"
+		mnt "$spec" "$m" -o gc=urgent || return 1
+		# churn: 60% of the space overwritten at random while GC moves everything
+		"$GCLOAD" random "$T/gccrash.junk" "$m/junk" $(( $(size_kb "$m") * 45 / 100 / 4 )) 3 4 \
+			>/dev/null 2>&1 &
+		local w=$!
+		sleep $((round + 2))
+		if [ "$kind" = kill ]; then
+			kill -9 $(daemons "$img") 2>/dev/null
+		fi
+		wait $w 2>/dev/null
+		fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m" 2>/dev/null
+		local i
+		for i in $(seq 300); do [ -z "$(daemons "$img")" ] && break; sleep 0.1; done
+		# the cut must have come while the volume was in use
+		if [ "$kind" = power ] && ! cat "$T"/gccrash.img\?*.zlfs.log 2>/dev/null |
+				grep -q 'read-only from now on'; then
+			WHY="round $round: the power was never cut"
+			return 1
+		fi
+		rm -f "$T"/gccrash.img\?*.zlfs.log
+		fsck_clean "$img" || { WHY="round $round, after the crash: $WHY"; return 1; }
+		mnt "$img" "$m" || { WHY="round $round remount: $WHY"; return 1; }
+		local out
+		out=$("$GCLOAD" verify "$T/gccrash.state" "$m" "$m" 2>&1) ||
+			{ WHY="round $round: $(echo "$out" | tail -2 | tr '\n' ' ')"; umnt "$m" "$img"; return 1; }
+		rm -f "$m/junk"
+		umnt "$m" "$img" || return 1
+		fsck_clean "$img" || { WHY="round $round, after cleanup: $WHY"; return 1; }
+	done
+	NOTE="3 rounds"
+}
+
+if want gc; then
+	if [ ! -x "$GCLOAD" ]; then
+		bad "gc" "$GCLOAD missing (build first)"
+	else
+		check "gc: fill to 100% buffered, delete, fill again (3 cycles)" gc_fill_cycles buffered
+		check "gc: fill to 100% O_DIRECT, delete, fill again (3 cycles)" gc_fill_cycles direct
+		check "gc: 80% full, 5x random 4K O_DIRECT overwrites" gc_overwrite 80 random
+		check "gc: 90% full, 5x random 4K O_DIRECT overwrites" gc_overwrite 90 random
+		check "gc: 80% full, 5x whole-file rewrites" gc_overwrite 80 rewrite
+		check "gc: 90% full, 5x whole-file rewrites" gc_overwrite 90 rewrite
+		check "gc: daemon SIGKILLed during GC" gc_crash kill
+		check "gc: power cut during GC" gc_crash power
+	fi
 fi
 
 # ---- 2. the POSIX namespace ------------------------------------------------------------
