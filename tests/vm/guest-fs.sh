@@ -10,6 +10,11 @@
 # run against a tmpfs reference, 320 MiB of large files, unmount, fsck.f2fs
 # on the block devices themselves (it checks the write pointers there),
 # remount, the large files' checksums, then the trees compared again.
+# Then on each, a volume 80% (ZNS: 60%) full rewritten several times over,
+# so GC cleans throughout, every byte checked, fsck.f2fs on the device.
+# On null_blk also a volume made by mkfs.f2fs -m (main area starting in
+# conventional zones): the kernel's f2fs writes, zlfs reads and writes, the
+# kernel reads again, the kernel log stays clean.
 # One "vm-test: NAME ok|FAIL" line per check; last line "vm-test: all done".
 set -u
 build=${1:-${ZLFS_BUILD:-}}
@@ -86,14 +91,82 @@ volume() {
 	done
 }
 
+# gc_load NAME DEV PCT PASSES MKFS-ARGS...: a fresh volume PCT% full of files
+# rewritten whole PASSES times (GC must clean all along), every byte checked,
+# fsck.f2fs on the device, remount, checked again
+gc_load() {
+	local name=$1 dev=$2 pct=$3 passes=$4 t="$1, GC under overwrites"
+	shift 4
+	"$build/mkfs/mkfs.zlfs" -f "$@" > /dev/null || { fail "mkfs.zlfs ($t)"; return; }
+	"$build/fs/zlfs" "$dev" "$mnt" || { fail "mount ($t)"; return; }
+	local kb blocks out
+	kb=$(df -k --output=size "$mnt" | tail -1)
+	blocks=$((kb * pct / 100 / 4 / 8))
+	if out=$("$build/tests/gcload" rewrite /tmp/gc.state "$mnt" 8 $blocks "$passes" 2>&1); then
+		ok "$pct% full, ${passes}x rewritten, data verified ($t: $(grep -E '^(gc_write_amp|zones_reset)' "$mnt/.zlfs/status" | tr '\n' ' '))"
+	else
+		fail "$pct% full, ${passes}x rewritten ($t)" "$(echo "$out" | tail -2 | tr '\n' ' ')"
+	fi
+	fusermount3 -u "$mnt"
+	sleep 0.5
+	fsck_dev "$t" "$dev"
+	if "$build/fs/zlfs" "$dev" "$mnt"; then
+		check "data intact after remount ($t)" "$build/tests/gcload" verify /tmp/gc.state "$mnt" "$mnt"
+		fusermount3 -u "$mnt"
+		sleep 0.5
+	else
+		fail "remount ($t)"
+	fi
+}
+
+# kernel_f2fs_m DEV: mkfs.f2fs -m puts the main area right after the metadata,
+# in conventional zones; the kernel's f2fs writes a tree there, zlfs reads it
+# back identical and writes, and the kernel mounts the result again cleanly.
+kernel_f2fs_m() {
+	local dev=$1 t="mkfs.f2fs -m volume" src=/tmp/ktree
+	modprobe f2fs 2>/dev/null
+	grep -qw f2fs /proc/filesystems || { fail "kernel f2fs module ($t)"; return; }
+	mkfs.f2fs -q -f -m "$dev" > /tmp/mkfs-m.log 2>&1 || { fail "mkfs.f2fs -m ($t)" "$(tail -2 /tmp/mkfs-m.log)"; return; }
+	rm -rf "$src" && mkdir -p "$src"
+	cp -a /usr/share/doc/bash /usr/share/doc/util-linux /usr/lib/os-release "$src" 2>/dev/null
+	head -c 40M /dev/urandom > "$src/big" && mkdir -p "$src/d" && for i in $(seq 200); do echo "$i" > "$src/d/f$i"; done
+	dmesg -C
+	mount -t f2fs "$dev" "$mnt" || { fail "kernel mount ($t)"; return; }
+	cp -a "$src" "$mnt/tree" && umount "$mnt" || { fail "kernel writes a tree ($t)"; umount "$mnt" 2>/dev/null; return; }
+	ok "kernel f2fs writes a tree ($t)"
+	"$build/fs/zlfs" "$dev" "$mnt" || { fail "zlfs mounts it ($t)"; return; }
+	ok "zlfs mounts it ($t, main area from zone $(awk '$3 != "-" && $5 != "-" {print $1; exit}' "$mnt/.zlfs/zones"), $(grep -c ' conv ' "$mnt/.zlfs/zones") conventional zones)"
+	check "zlfs reads the kernel's tree back identical ($t)" diff -r "$src" "$mnt/tree"
+	cp -a "$src" "$mnt/tree2" && rm -rf "$mnt/tree/d" && head -c 20M /dev/urandom > "$mnt/zbig" &&
+		(cd "$mnt" && sha1sum zbig) > /tmp/zsum
+	check "zlfs writes there ($t)" diff -r "$src" "$mnt/tree2"
+	fusermount3 -u "$mnt"
+	sleep 0.5
+	fsck_dev "$t, after zlfs" "$dev"
+	if mount -t f2fs "$dev" "$mnt"; then
+		check "kernel reads what zlfs wrote ($t)" bash -c "diff -r '$src' '$mnt/tree2' && [ ! -e '$mnt/tree/d' ] && cd '$mnt' && sha1sum -c --quiet /tmp/zsum"
+		umount "$mnt"
+	else
+		fail "kernel mounts the result ($t)"
+	fi
+	if dmesg | grep -iE 'f2fs.*(error|inconsistent|fsck|corrupt)|BUG|Oops'; then
+		fail "clean kernel log ($t)"
+	else
+		ok "clean kernel log ($t)"
+	fi
+}
+
 mkdir -p "$mnt" "$ref"
 echo "/dev/nullb0: $(cat /sys/block/nullb0/queue/nr_zones) zones, $(cat /sys/block/nullb0/queue/zoned)"
 volume "zoned null_blk" /dev/nullb0 /dev/nullb0
+gc_load "zoned null_blk" /dev/nullb0 80 4 /dev/nullb0
+kernel_f2fs_m /dev/nullb0
 if [ -z "$zns" ] || [ -z "$meta" ]; then
 	fail "ZNS and conventional NVMe namespaces present" "zns='$zns' meta='$meta'"
 else
 	echo "$zns: $(cat /sys/block/${zns#/dev/}/queue/nr_zones) zones, metadata on $meta"
 	volume "ZNS + metadata namespace" "$meta" -c "$zns" "$meta"
+	gc_load "ZNS + metadata namespace" "$meta" 60 3 -c "$zns" "$meta"
 fi
 echo "vm-test: all done"
 exit $failed
