@@ -538,7 +538,11 @@ int zlfs_balance(struct zlfs_sb *sbi, uint64_t blocks)
 		uint32_t valid0 = sbi->secs[v].valid;
 		ret = gc_section(sbi, v, false, &moved);
 		if (ret == -ZLFS_EFSCORRUPTED) {
-			ret = 0;     /* that section is left alone from now on */
+			/* a summary or node that does not add up: leave the section alone */
+			fprintf(stderr, "zlfs: gc: section %u holds damaged metadata; not cleaned "
+				"until the next mount\n", v);
+			sbi->secs[v].gc_skip = true;
+			ret = 0;
 			continue;
 		}
 		if (ret)
@@ -626,6 +630,8 @@ static void *gc_main(void *arg)
 		if (ret == -EAGAIN) {
 			sbi->gc_bg_victim = v;   /* go on with it next time */
 		} else {
+			if (ret == -ZLFS_EFSCORRUPTED)
+				sbi->secs[v].gc_skip = true;
 			sbi->gc_bg_victim = NO_VICTIM;
 			if (!ret && moved) {
 				sbi->st.bg_gc_runs++;

@@ -109,6 +109,9 @@ int zlfs_stats_status(struct zlfs_sb *sbi, char **out, size_t *len)
 	put(&b, "valid_blocks=%llu\n", (unsigned long long)sbi->valid_block_count);
 	put(&b, "available_blocks=%llu\n", (unsigned long long)zlfs_avail_blocks(sbi));
 	put(&b, "dirty_nodes=%u\n", sbi->nr_dirty_nodes);
+	/* 0, or the negative errno of the device error that made the volume read-only */
+	put(&b, "device_error=%d\n", sbi->fatal);
+	put(&b, "read_only=%d\n", sbi->ro || sbi->fatal);
 	put(&b, "gc=%s\n", sbi->gco.mode == ZLFS_GC_OFF ? "off" :
 			   sbi->gco.mode == ZLFS_GC_URGENT ? "urgent" : "on");
 	put(&b, "gc_policy=%s\n", sbi->gco.policy == ZLFS_GCP_GREEDY ? "greedy" :
