@@ -66,7 +66,46 @@ struct batch {
 	pthread_cond_t cv;
 	uint32_t left;
 	int err;
+	struct zlfs_sb *sbi;
 };
+
+/*
+ * The zone-open barrier.  A log that fills its zone moves to a fresh one;
+ * if the first write there lands while the old zone's last writes are
+ * still in flight, the device briefly counts one more active zone than
+ * there are logs.  On a device whose open/active limit leaves no room for
+ * that (sbi->open_barrier), the first write into a sequential zone waits
+ * until every log write submitted before it has completed.  Zones open
+ * once per zone's worth of writes per log, so the wait is rare.
+ */
+static void wr_start(struct zlfs_sb *sbi, uint32_t n)
+{
+	pthread_mutex_lock(&sbi->wr_lock);
+	sbi->wr_inflight += n;
+	pthread_mutex_unlock(&sbi->wr_lock);
+}
+
+static void wr_done(struct zlfs_sb *sbi, uint32_t n)
+{
+	pthread_mutex_lock(&sbi->wr_lock);
+	sbi->wr_inflight -= n;
+	if (!sbi->wr_inflight)
+		pthread_cond_broadcast(&sbi->wr_cv);
+	pthread_mutex_unlock(&sbi->wr_lock);
+}
+
+static void wr_barrier(struct zlfs_sb *sbi)
+{
+	pthread_mutex_lock(&sbi->wr_lock);
+	while (sbi->wr_inflight)
+		pthread_cond_wait(&sbi->wr_cv, &sbi->wr_lock);
+	pthread_mutex_unlock(&sbi->wr_lock);
+}
+
+static bool opens_zone(const struct zlfs_sb *sbi, const struct zlfs_zdev_geom *g, uint64_t off)
+{
+	return sbi->open_barrier && off % g->zone_size == 0 && off / g->zone_size >= g->nr_conv;
+}
 
 struct batch_bio {
 	struct zlfs_bio bio;
@@ -77,7 +116,10 @@ static void batch_end(struct zlfs_bio *bio)
 {
 	struct batch_bio *bb = (struct batch_bio *)bio;
 	struct batch *b = bb->b;
+	struct zlfs_sb *sbi = b->sbi;   /* b may be gone once left reaches 0 */
 
+	if (sbi->open_barrier)
+		wr_done(sbi, 1);
 	pthread_mutex_lock(&b->lock);
 	if (bio->result && !b->err)
 		b->err = bio->result;
@@ -106,6 +148,7 @@ struct zlfs_wbatch *zlfs_write_submit(struct zlfs_sb *sbi, void *const *bufs,
 		return NULL;
 	pthread_mutex_init(&wb->b.lock, NULL);
 	pthread_cond_init(&wb->b.cv, NULL);
+	wb->b.sbi = sbi;
 	wb->n = n;
 	wb->b.left = n;
 	if (sbi->fatal) {
@@ -141,8 +184,15 @@ struct zlfs_wbatch *zlfs_write_submit(struct zlfs_sb *sbi, void *const *bufs,
 	pthread_mutex_lock(&wb->b.lock);
 	wb->b.left = nbio;
 	pthread_mutex_unlock(&wb->b.lock);
+	const struct zlfs_zdev_geom *g = zlfs_zdev_geom(sbi->dev);
 	for (uint32_t k = 0; k < nbio; k++) {
+		if (opens_zone(sbi, g, wb->v[k].bio.off))
+			wr_barrier(sbi);
+		if (sbi->open_barrier)
+			wr_start(sbi, 1);
 		int ret = zlfs_disp_submit(sbi->disp, &wb->v[k].bio);
+		if (ret && sbi->open_barrier)
+			wr_done(sbi, 1);   /* refused: it never ends */
 		if (ret) {
 			pthread_mutex_lock(&wb->b.lock);
 			if (!wb->b.err)

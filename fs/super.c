@@ -245,6 +245,8 @@ static void sb_free(struct zlfs_sb *sbi)
 	pthread_mutex_destroy(&sbi->lock);
 	pthread_cond_destroy(&sbi->io_cv);
 	pthread_cond_destroy(&sbi->gc_cv);
+	pthread_mutex_destroy(&sbi->wr_lock);
+	pthread_cond_destroy(&sbi->wr_cv);
 	free(sbi);
 }
 
@@ -267,6 +269,8 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 	pthread_mutexattr_destroy(&ma);
 	pthread_cond_init(&sbi->io_cv, NULL);
 	pthread_cond_init(&sbi->gc_cv, NULL);
+	pthread_mutex_init(&sbi->wr_lock, NULL);
+	pthread_cond_init(&sbi->wr_cv, NULL);
 	sbi->ro = o && o->ro;
 	if (o)
 		sbi->gco = o->gc;
@@ -302,6 +306,17 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 		snprintf(err, errlen, "cannot load the checkpoint: %s", zlfs_zdev_strerror(ret));
 		goto fail;
 	}
+	/*
+	 * A device whose open or active zone limit leaves less than a zone per
+	 * log to spare: a log must not open its next zone while its last one
+	 * still has writes in flight (data.c's zone-open barrier).
+	 */
+	const struct zlfs_zdev_geom *geo = zlfs_zdev_geom(sbi->dev);
+	uint32_t lim = geo->max_open;
+	if (geo->max_active && (!lim || geo->max_active < lim))
+		lim = geo->max_active;
+	sbi->open_barrier = sbi->lay.zoned && lim &&
+			    lim < 2 * (uint32_t)__builtin_popcount(sbi->log_mask);
 	if (!sbi->ro) {
 		if ((ret = zlfs_seg_fix_zones(sbi))) {
 			snprintf(err, errlen, "cannot bring the zones in line with the checkpoint: %s",

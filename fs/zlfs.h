@@ -204,6 +204,11 @@ struct zlfs_sb {
 	/* I/O in flight with the lock dropped (file.c) */
 	uint32_t io_inflight;
 	pthread_cond_t io_cv;
+	/* the zone-open barrier (data.c): log writes in flight, under wr_lock */
+	bool open_barrier;
+	pthread_mutex_t wr_lock;
+	pthread_cond_t wr_cv;
+	uint64_t wr_inflight;
 
 	uint64_t cp_count;
 	struct zbcache *bcache;          /* directory blocks by address (bcache.c) */
