@@ -150,6 +150,8 @@ static int remap_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, u
 	zf_le32 *slot = &zlfs_dnode_addrs(dn, &nr)[ofs];
 	uint32_t old = zf_le32_to_cpu(*slot);
 	uint16_t ofs_in_node = (uint16_t)(ofs + (dn == zi->node ? zf_extra_isize_words(zi_raw(zi)) : 0));
+	if ((old == ZF_NULL_ADDR || old == ZF_NEW_ADDR) && !zlfs_avail_blocks(sbi))
+		return -ENOSPC;   /* a new block: from the user's share */
 	if ((ret = zlfs_alloc_block(sbi, log, dn->nid, ofs_in_node, sbi->nat[dn->nid].version, addr)))
 		return ret;
 	if (old == ZF_NULL_ADDR || old == ZF_NEW_ADDR) {

@@ -152,12 +152,6 @@ static bool enough_free(const struct zlfs_sb *sbi, uint64_t blocks)
 	return sbi->free_secs >= rsvd_secs(sbi) + secs_for(sbi, blocks + sbi->nr_dirty_nodes);
 }
 
-uint64_t zlfs_avail_blocks(const struct zlfs_sb *sbi)
-{
-	uint64_t used = sbi->valid_block_count + zlfs_nr_new_nodes(sbi);
-	return used >= sbi->user_block_count ? 0 : sbi->user_block_count - used;
-}
-
 /* ---- liveness ------------------------------------------------------------------------ */
 
 /*

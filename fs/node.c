@@ -238,11 +238,6 @@ int zlfs_node_gc_dirty(struct zlfs_sb *sbi, uint32_t nid, const void *blk)
 	return 0;
 }
 
-uint32_t zlfs_nr_new_nodes(const struct zlfs_sb *sbi)
-{
-	return sbi->nr_new_nodes;
-}
-
 void zlfs_node_dirty(struct zlfs_sb *sbi, struct znode *n)
 {
 	if (!n->dirty) {
@@ -259,6 +254,8 @@ int zlfs_node_new(struct zlfs_sb *sbi, uint32_t nid, uint32_t ino, unsigned int 
 
 	if (n)
 		return -EEXIST;
+	if (!zlfs_avail_blocks(sbi))
+		return -ENOSPC;   /* it takes a block of the user's share */
 	if (!(n = cache_add(sbi, nid)))
 		return -ENOMEM;
 	zf_node_set_footer(&n->blk, nid, ino, ofs, sbi->cp_ver, 0);

@@ -356,9 +356,16 @@ void zlfs_invalidate_block(struct zlfs_sb *sbi, uint32_t blkaddr)
 	maybe_prefree(sbi, sec);
 }
 
-uint64_t zlfs_free_user_blocks(const struct zlfs_sb *sbi)
+/*
+ * The user's share left: user_block_count less the valid blocks and the
+ * nodes not written yet (each takes a block at the next checkpoint).
+ * Every new block or node is checked against it, so no checkpoint records
+ * more valid blocks than user_block_count (the kernel refuses such a
+ * volume: "Wrong valid_user_blocks").
+ */
+uint64_t zlfs_avail_blocks(const struct zlfs_sb *sbi)
 {
-	uint64_t used = sbi->valid_block_count;
+	uint64_t used = sbi->valid_block_count + sbi->nr_new_nodes;
 	return used >= sbi->user_block_count ? 0 : sbi->user_block_count - used;
 }
 

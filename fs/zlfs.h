@@ -303,7 +303,8 @@ int zlfs_seg_flush(struct zlfs_sb *sbi);
 /* Move every active log off a full segment (before a checkpoint records them). */
 int zlfs_seg_settle_logs(struct zlfs_sb *sbi);
 void zlfs_seg_after_cp(struct zlfs_sb *sbi);
-uint64_t zlfs_free_user_blocks(const struct zlfs_sb *sbi);
+/* Blocks users can still take: f_bavail; new blocks and nodes are checked against it. */
+uint64_t zlfs_avail_blocks(const struct zlfs_sb *sbi);
 /* Reset zones that hold nothing and fix logs after mount. */
 int zlfs_seg_fix_zones(struct zlfs_sb *sbi);
 
@@ -315,8 +316,6 @@ int zlfs_seg_fix_zones(struct zlfs_sb *sbi);
  * be written).  0, or -ENOSPC when live data and the reserve fill the device.
  */
 int zlfs_balance(struct zlfs_sb *sbi, uint64_t blocks);
-/* Blocks that can be written now: f_bavail. */
-uint64_t zlfs_avail_blocks(const struct zlfs_sb *sbi);
 int zlfs_gc_start(struct zlfs_sb *sbi);
 void zlfs_gc_stop(struct zlfs_sb *sbi);
 /* Note a user operation (background GC waits for quiet). */
@@ -332,7 +331,7 @@ int zlfs_stats_zones(struct zlfs_sb *sbi, char **out, size_t *len);
 /* ---- node.c ---- */
 /* GC: node nid (whose live block was read into blk) must be rewritten: cache it, dirty. */
 int zlfs_node_gc_dirty(struct zlfs_sb *sbi, uint32_t nid, const void *blk);
-uint32_t zlfs_nr_new_nodes(const struct zlfs_sb *sbi);
+
 /* Load the NAT (the live copy of each block) and overlay the CP's NAT journal. */
 int zlfs_node_build_from(struct zlfs_sb *sbi, const struct zf_journal *nat_j);
 void zlfs_node_destroy(struct zlfs_sb *sbi);

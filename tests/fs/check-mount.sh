@@ -371,6 +371,37 @@ gc_fill_cycles() {  # KIND
 	umnt "$m" "$img" && fsck_clean "$img"
 }
 
+# The last blocks taken by directories and small files (nodes, dentry blocks,
+# inline conversions): ENOSPC comes before the checkpoint records more valid
+# blocks than the user's share (the kernel refuses such a volume: "Wrong
+# valid_user_blocks"), and the volume stays fsck-clean.
+gc_fill_small() {
+	local img=$T/gcsmall.img m=$T/gcsmall.mnt d=0 f n=0
+	gc_img "$img" || return 1
+	mnt "$img" "$m" || return 1
+	dd if=/dev/zero of="$m/big" bs=1M count=$(( $(size_kb "$m") / 1024 - 12 )) oflag=direct \
+		status=none || { WHY="big file"; umnt "$m" "$img"; return 1; }
+	while [ $d -lt 2000 ]; do
+		mkdir "$m/d$d" 2>/dev/null || break
+		for f in 1 2 3 4 5 6 7 8; do
+			head -c 9000 /dev/zero >"$m/d$d/f$f" 2>/dev/null || break 2
+			n=$((n + 1))
+		done
+		d=$((d + 1))
+	done
+	sync "$m/big"
+	local valid user
+	valid=$(sed -n 's/^valid_blocks=//p' "$m/.zlfs/status")
+	user=$(sed -n 's/^user_block_count=//p' "$m/.zlfs/status")
+	umnt "$m" "$img" || return 1
+	if [ "$d" -ge 2000 ] || [ -z "$valid" ] || [ "$valid" -gt "$user" ]; then
+		WHY="$d directories, $n files: $valid valid blocks, user_block_count $user"
+		return 1
+	fi
+	NOTE="ENOSPC after $d directories and $n files; $valid of $user blocks valid"
+	fsck_clean "$img"
+}
+
 # gc_overwrite PCT MODE: MODE random or rewrite, five passes at PCT% of the capacity
 gc_overwrite() {
 	local pct=$1 mode=$2 img=$T/gcow.img m=$T/gcow.mnt out
@@ -455,6 +486,7 @@ if want gc; then
 	else
 		check "gc: fill to 100% buffered, delete, fill again (3 cycles)" gc_fill_cycles buffered
 		check "gc: fill to 100% O_DIRECT, delete, fill again (3 cycles)" gc_fill_cycles direct
+		check "gc: the last blocks go to directories and small files" gc_fill_small
 		check "gc: 80% full, 5x random 4K O_DIRECT overwrites" gc_overwrite 80 random
 		check "gc: 90% full, 5x random 4K O_DIRECT overwrites" gc_overwrite 90 random
 		check "gc: 80% full, 5x whole-file rewrites" gc_overwrite 80 rewrite
