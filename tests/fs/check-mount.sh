@@ -480,7 +480,37 @@ gc_crash() {
 	NOTE="3 rounds"
 }
 
+# /.zlfs: reached by name, not listed, read-only; status and zones parse
+gc_virtual() {
+	local img=$T/gcvirt.img m=$T/gcvirt.mnt
+	gc_img "$img" || return 1
+	mnt "$img" "$m" || return 1
+	touch "$m/file"
+	local fail=""
+	ls -a "$m" | grep -qx .zlfs && fail="$fail listed by readdir;"
+	[ "$(ls "$m/.zlfs" | tr '\n' ' ')" = "status zones " ] || fail="$fail ls .zlfs: $(ls "$m/.zlfs" | tr '\n' ' ');"
+	for k in user_blocks_written gc_data_blocks_moved gc_write_amplification fg_gc_runs bg_gc_runs \
+		 zones_reset checkpoints free_sections prefree_sections dirty_sections disp_dispatched \
+		 disp_unaligned disp_retries disp_failed device_error; do
+		grep -q "^$k=" "$m/.zlfs/status" || fail="$fail no $k;"
+	done
+	[ "$(head -1 "$m/.zlfs/zones")" = "# zone type cond wp valid cap log" ] || fail="$fail zones header;"
+	# 1 GiB of 16 MiB zones
+	[ "$(grep -vc '^#' "$m/.zlfs/zones")" = 64 ] || fail="$fail $(grep -vc '^#' "$m/.zlfs/zones") zone lines, not 64;"
+	grep -q ' warm_data$' "$m/.zlfs/zones" || fail="$fail no warm_data log marked;"
+	{ echo x >"$m/.zlfs/status"; } 2>/dev/null && fail="$fail status writable;"
+	rm -rf "$m/.zlfs" 2>/dev/null
+	[ -e "$m/.zlfs/status" ] || fail="$fail removed;"
+	mkdir "$m/.zlfs" 2>/dev/null && fail="$fail mkdir .zlfs worked;"
+	mv "$m/file" "$m/.zlfs" 2>/dev/null && fail="$fail rename onto .zlfs worked;"
+	touch "$m/.zlfs/new" 2>/dev/null && fail="$fail created in .zlfs;"
+	umnt "$m" "$img" || return 1
+	[ -z "$fail" ] || { WHY=$fail; return 1; }
+	fsck_clean "$img"
+}
+
 if want gc; then
+	check "/.zlfs: hidden, read-only, status and zones" gc_virtual
 	if [ ! -x "$GCLOAD" ]; then
 		bad "gc" "$GCLOAD missing (build first)"
 	else
