@@ -384,7 +384,7 @@ gc_fill_small() {
 	while [ $d -lt 2000 ]; do
 		mkdir "$m/d$d" 2>/dev/null || break
 		for f in 1 2 3 4 5 6 7 8; do
-			head -c 9000 /dev/zero >"$m/d$d/f$f" 2>/dev/null || break 2
+			{ head -c 9000 /dev/zero >"$m/d$d/f$f"; } 2>/dev/null || break 2
 			n=$((n + 1))
 		done
 		d=$((d + 1))
