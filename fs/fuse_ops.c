@@ -945,6 +945,9 @@ static void zl_statfs(fuse_req_t req, fuse_ino_t ino)
 	 * as free: a write that needs them runs GC and the checkpoint first.
 	 */
 	st.f_bfree = zlfs_avail_blocks(sbi);
+	/* a file's data needs a direct node per ADDRS_PER_BLOCK blocks: what a
+	 * single file could really take is that much less */
+	st.f_bfree -= st.f_bfree / (ZF_ADDRS_PER_BLOCK + 1);
 	st.f_bavail = st.f_bfree;
 	uint32_t usable_nids = sbi->max_nid - ZF_FIRST_FREE_NID;
 	st.f_files = usable_nids;

@@ -134,6 +134,8 @@ install_wrapper || skip "cannot install /usr/local/sbin/zlfs"
 
 START=$(date +%s)
 T=$(mktemp -d "${TMPDIR:-/tmp}/zlfs-xfstests.XXXXXX")
+# the tests run programs as other users (fsgqa) inside TEST_DIR and SCRATCH_MNT
+chmod 755 "$T"
 SIZE=${ZLFS_XFS_SIZE:-8G}
 ZONE=${ZLFS_XFS_ZONE:-64M}
 CONV=${ZLFS_XFS_CONV:-8}
