@@ -300,10 +300,8 @@ static void zl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 			virt_entry(req, VINO_STATUS);
 		else if (!strcmp(name, "zones"))
 			virt_entry(req, VINO_ZONES);
-		else if (!strcmp(name, ".."))
-			fuse_reply_err(req, ENOENT);   /* the kernel knows the parent itself */
 		else
-			fuse_reply_err(req, ENOENT);
+			fuse_reply_err(req, ENOENT);   /* ".." too: the kernel knows the parent */
 		return;
 	}
 	VIRT_REFUSE(req, parent);

@@ -146,10 +146,15 @@ static uint32_t secs_for(const struct zlfs_sb *sbi, uint64_t blocks)
 	return (uint32_t)((blocks + per - 1) / per);
 }
 
-/* Free sections cover the reserve, the operation and the nodes the next checkpoint writes. */
+/* Free sections needed: the reserve, the operation, the nodes the next checkpoint writes. */
+static uint32_t need_secs(const struct zlfs_sb *sbi, uint64_t blocks)
+{
+	return rsvd_secs(sbi) + secs_for(sbi, blocks + sbi->nr_dirty_nodes);
+}
+
 static bool enough_free(const struct zlfs_sb *sbi, uint64_t blocks)
 {
-	return sbi->free_secs >= rsvd_secs(sbi) + secs_for(sbi, blocks + sbi->nr_dirty_nodes);
+	return sbi->free_secs >= need_secs(sbi, blocks);
 }
 
 /* ---- liveness ------------------------------------------------------------------------ */
@@ -340,17 +345,13 @@ static int gc_section(struct zlfs_sb *sbi, uint32_t sec, bool bg, uint32_t *move
 		uint32_t usable = zf_layout_usable_blocks(&sbi->lay, segno);
 		if (!sbi->segs[segno].valid || !usable)
 			continue;
-		if (zlfs_sec_is_log(sbi, sec))
-			break;    /* became a log's meanwhile (cannot: it is not free) */
 		if ((ret = zlfs_read_block(sbi, zf_ssa_blkaddr(&sbi->lay, segno), sum)))
 			break;
 		bool node = zf_log_is_node(sbi->segs[segno].type);
 		if (sum->footer.entry_type != (node ? ZF_SUM_TYPE_NODE : ZF_SUM_TYPE_DATA)) {
 			fprintf(stderr, "zlfs: gc: segment %u: summary type %u does not match its SIT "
-				"type %u; section %u left alone\n", segno, sum->footer.entry_type,
-				sbi->segs[segno].type, sec);
-			sbi->secs[sec].gc_skip = true;
-			ret = -ZLFS_EFSCORRUPTED;
+				"type %u\n", segno, sum->footer.entry_type, sbi->segs[segno].type);
+			ret = -ZLFS_EFSCORRUPTED;     /* the caller leaves the section alone */
 			break;
 		}
 		uint32_t base = zf_seg_blkaddr(&sbi->lay, segno);
@@ -373,9 +374,7 @@ static int gc_section(struct zlfs_sb *sbi, uint32_t sec, bool bg, uint32_t *move
 					zf_le32 *slot;
 					int err;
 					if (!data_live(sbi, b, &slot, &dn, &err)) {
-						if (err)
-							ret = err;
-						if (err)
+						if ((ret = err))
 							break;
 						continue;
 					}
@@ -509,8 +508,7 @@ int zlfs_balance(struct zlfs_sb *sbi, uint64_t blocks)
 		}
 		/* prefree sections are one checkpoint away from free */
 		if (sbi->prefree_secs &&
-		    (sbi->free_secs + sbi->prefree_secs >=
-			     rsvd_secs(sbi) + secs_for(sbi, blocks + sbi->nr_dirty_nodes) ||
+		    (sbi->free_secs + sbi->prefree_secs >= need_secs(sbi, blocks) ||
 		     sbi->free_secs <= zlfs_seg_floor(sbi) + 2)) {
 			if ((ret = zlfs_checkpoint(sbi, false)))
 				break;

@@ -46,7 +46,6 @@ bool zlfs_sec_is_log(const struct zlfs_sb *sbi, uint32_t sec)
 			return true;
 	return false;
 }
-#define sec_is_log zlfs_sec_is_log
 
 /* Every change of a section's state goes through here: the counts follow. */
 static void set_state(struct zlfs_sb *sbi, uint32_t sec, uint8_t state)
@@ -69,7 +68,7 @@ static void set_state(struct zlfs_sb *sbi, uint32_t sec, uint8_t state)
 /* A section with nothing valid that no log writes: prefree (freed by the next checkpoint). */
 static void maybe_prefree(struct zlfs_sb *sbi, uint32_t sec)
 {
-	if (!sbi->secs[sec].valid && !sec_is_log(sbi, sec) && sbi->secs[sec].state == ZSEC_INUSE)
+	if (!sbi->secs[sec].valid && !zlfs_sec_is_log(sbi, sec) && sbi->secs[sec].state == ZSEC_INUSE)
 		set_state(sbi, sec, ZSEC_PREFREE);
 }
 
@@ -80,7 +79,7 @@ uint64_t zlfs_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-uint32_t zlfs_sec_usable(const struct zlfs_sb *sbi, uint32_t sec)
+static uint32_t sec_usable(const struct zlfs_sb *sbi, uint32_t sec)
 {
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < sbi->segs_per_sec; i++)
@@ -175,14 +174,14 @@ int zlfs_seg_build(struct zlfs_sb *sbi, const struct zf_journal *sit_j)
 	sbi->free_secs = 0;
 	sbi->prefree_secs = 0;
 	for (uint32_t s = 0; s < sbi->nr_secs; s++) {
-		if (sbi->secs[s].valid || sec_is_log(sbi, s)) {
+		if (sbi->secs[s].valid || zlfs_sec_is_log(sbi, s)) {
 			sbi->secs[s].state = ZSEC_INUSE;
 		} else {
 			sbi->secs[s].state = ZSEC_FREE;
 			sbi->free_secs++;
 		}
 	}
-	sbi->sec_blocks = zlfs_sec_usable(sbi, 0);
+	sbi->sec_blocks = sec_usable(sbi, 0);   /* every section has the zone capacity */
 	return 0;
 }
 
@@ -509,7 +508,7 @@ void zlfs_seg_after_cp(struct zlfs_sb *sbi)
 	for (uint32_t s = 0; s < sbi->nr_secs && sbi->prefree_secs; s++) {
 		if (sbi->secs[s].state != ZSEC_PREFREE)
 			continue;
-		if (sbi->secs[s].valid || sec_is_log(sbi, s)) {
+		if (sbi->secs[s].valid || zlfs_sec_is_log(sbi, s)) {
 			set_state(sbi, s, ZSEC_INUSE);
 			continue;
 		}
@@ -559,7 +558,7 @@ int zlfs_seg_fix_zones(struct zlfs_sb *sbi)
 	/* 1: sections with nothing valid must have empty zones before anything
 	 *    is allocated in them (writes after the checkpoint may be there) */
 	for (uint32_t s = 0; s < sbi->nr_secs; s++) {
-		if (sbi->secs[s].valid || sec_is_log(sbi, s) || zlfs_sec_is_conv(sbi, s))
+		if (sbi->secs[s].valid || zlfs_sec_is_log(sbi, s) || zlfs_sec_is_conv(sbi, s))
 			continue;
 		if ((ret = report_zone(sbi, s, &z)))
 			return ret;
@@ -585,7 +584,7 @@ int zlfs_seg_fix_zones(struct zlfs_sb *sbi)
 			continue;
 		if ((ret = write_ssa(sbi, l)) || (ret = log_new_section(sbi, (unsigned int)i, true)))
 			return ret;
-		if (sbi->secs[sec].valid || sec_is_log(sbi, sec))
+		if (sbi->secs[sec].valid || zlfs_sec_is_log(sbi, sec))
 			continue;
 		/* nothing valid was left there: empty it now */
 		if ((ret = zlfs_disp_zone_mgmt(sbi->disp, ZLFS_ZM_RESET, sbi->lay.main_zone + sec)))
@@ -595,7 +594,7 @@ int zlfs_seg_fix_zones(struct zlfs_sb *sbi)
 	}
 	/* 3: no zone stays open (active) without a log: finish the rest */
 	for (uint32_t s = 0; s < sbi->nr_secs; s++) {
-		if (!sbi->secs[s].valid || sec_is_log(sbi, s) || zlfs_sec_is_conv(sbi, s))
+		if (!sbi->secs[s].valid || zlfs_sec_is_log(sbi, s) || zlfs_sec_is_conv(sbi, s))
 			continue;
 		if ((ret = report_zone(sbi, s, &z)))
 			return ret;

@@ -275,7 +275,6 @@ uint64_t zlfs_now_ms(void);
 bool zlfs_sec_is_log(const struct zlfs_sb *sbi, uint32_t sec);
 /* Main-area section in a conventional zone: no write pointer, no reset. */
 bool zlfs_sec_is_conv(const struct zlfs_sb *sbi, uint32_t sec);
-uint32_t zlfs_sec_usable(const struct zlfs_sb *sbi, uint32_t sec);
 /* Free sections below which only GC and the checkpoint allocate. */
 uint32_t zlfs_seg_floor(const struct zlfs_sb *sbi);
 /*
