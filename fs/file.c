@@ -553,3 +553,14 @@ int zlfs_file_fallocate(struct zlfs_sb *sbi, struct zinode *zi, int mode, uint64
 	zlfs_node_dirty(sbi, zi->node);
 	return 0;
 }
+
+int zlfs_file_fsync(struct zlfs_sb *sbi, struct zinode *zi, bool datasync)
+{
+	(void)zi;
+	(void)datasync;
+	if (sbi->fatal)
+		return -EIO;
+	if (sbi->ro || !sbi->dirty)
+		return 0;
+	return zlfs_checkpoint(sbi, false);
+}

@@ -755,10 +755,20 @@ static void do_sync(fuse_req_t req)
 
 static void zl_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-	(void)ino;
-	(void)datasync;
+	struct zlfs_sb *sbi = SBI(req);
+	struct zinode *zi;
+	int ret;
+
 	(void)fi;
-	do_sync(req);
+	if (is_virt(ino)) {
+		fuse_reply_err(req, 0);
+		return;
+	}
+	lock(sbi);
+	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
+		ret = zlfs_file_fsync(sbi, zi, datasync != 0);
+	unlock(sbi);
+	fuse_reply_err(req, ret ? (ret == -ENOSPC ? ENOSPC : EIO) : 0);
 }
 
 static void zl_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

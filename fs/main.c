@@ -10,6 +10,9 @@
  *   gc_policy=auto|greedy|cb   victim choice (auto: greedy in the foreground,
  *                          cost-benefit in the background)
  *   gc_idle_ms, gc_sleep_ms, gc_no_gc_pct, gc_boost_pct   background GC tunables
+ *   fsync=rollforward|checkpoint   what fsync writes: the file's nodes with the
+ *                          FSYNC mark, rolled forward at mount (default), or
+ *                          a whole checkpoint (the old way, for comparison)
  *   ro                     mount read-only
  *
  * Order of events: (fork, unless -f) -> open and mount the device -> FUSE
@@ -94,6 +97,17 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 			}
 			return 0;
 		}
+		if (!strncmp(arg, "fsync=", 6)) {
+			if (!strcmp(arg + 6, "checkpoint"))
+				c->o.fsync_cp = true;
+			else if (!strcmp(arg + 6, "rollforward"))
+				c->o.fsync_cp = false;
+			else {
+				fprintf(stderr, "zlfs: fsync must be rollforward or checkpoint\n");
+				c->err = 1;
+			}
+			return 0;
+		}
 		if (!strcmp(arg, "ro"))
 			c->o.ro = true;
 		return 1;
@@ -133,7 +147,7 @@ static void usage(const char *prog)
 	printf("usage: %s DEVICE MOUNTPOINT [-o OPTIONS] [-f] [-d]\n"
 	       "zlfs options: mode=zwl|nolock|zwp, sched_NAME=VALUE (dispatcher tunables), ro,\n"
 	       "  gc=off|on|urgent, gc_policy=auto|greedy|cb, gc_idle_ms=N, gc_sleep_ms=N,\n"
-	       "  gc_no_gc_pct=N, gc_boost_pct=N\n"
+	       "  gc_no_gc_pct=N, gc_boost_pct=N, fsync=rollforward|checkpoint\n"
 	       "DEVICE is a device spec: /dev/..., an image path, or mem:OPTS (see README).\n",
 	       prog);
 }

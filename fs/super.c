@@ -272,6 +272,7 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 	pthread_mutex_init(&sbi->wr_lock, NULL);
 	pthread_cond_init(&sbi->wr_cv, NULL);
 	sbi->ro = o && o->ro;
+	sbi->fsync_cp = o && o->fsync_cp;
 	if (o)
 		sbi->gco = o->gc;
 	else

@@ -150,6 +150,7 @@ struct zlfs_opts {
 	struct zlfs_disp_opts disp;
 	struct zlfs_gc_opts gc;
 	bool ro;
+	bool fsync_cp;                   /* fsync writes a checkpoint (no roll-forward) */
 };
 
 struct zlfs_sb {
@@ -160,6 +161,7 @@ struct zlfs_sb {
 	struct zf_super sb;
 	int fatal;                       /* != 0: a device error made us read-only */
 	bool ro;
+	bool fsync_cp;                   /* fsync=checkpoint */
 
 	/* checkpoint */
 	uint64_t cp_ver;                 /* version of the last committed checkpoint */
@@ -406,6 +408,13 @@ int zlfs_file_write(struct zlfs_sb *sbi, struct zinode *zi, const char *buf, siz
 int zlfs_file_truncate(struct zlfs_sb *sbi, struct zinode *zi, uint64_t size);
 int zlfs_file_fallocate(struct zlfs_sb *sbi, struct zinode *zi, int mode, uint64_t off,
 			uint64_t len);
+/*
+ * fsync / fdatasync: on return what was written to zi is durable.  A
+ * regular file F2FS's rules allow is made so by writing its nodes to the
+ * warm node log with the FSYNC mark and one device flush (rolled forward
+ * at the next mount); anything else, and fsync=checkpoint, checkpoints.
+ */
+int zlfs_file_fsync(struct zlfs_sb *sbi, struct zinode *zi, bool datasync);
 /* Read block `index` of a file (directories too) into buf (zeros for a hole). */
 int zlfs_read_file_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, void *buf);
 /* Write a whole block of a file at a new address (directory blocks). */
