@@ -14,10 +14,14 @@
  *      SSA blocks of the open segments;
  *   3. the new pack into the pack not holding the last checkpoint, all but
  *      the tail; flush;
- *   4. the tail; flush.  <- the commit point
+ *   4. the tail; flush.  <- THE COMMIT POINT (marked "commit" below)
  *   5. only now: prefree sections become free and their zones are reset.
  * A crash before 4 leaves the previous checkpoint, whose blocks are all
- * still in place (nothing it references was overwritten or reset).
+ * still in place (nothing it references was overwritten or reset), and
+ * with it the fsync chain written after it (node.c), which lies in
+ * sections that are neither reset nor reused before 5.  A pack torn at any
+ * block fails read_pack's checks (head and tail crc, equal versions), so
+ * mount takes the previous one.
  * All calls need sbi->lock.
  */
 #include <errno.h>
@@ -265,6 +269,48 @@ int zlfs_cp_orphans(struct zlfs_sb *sbi, uint32_t **inos, uint32_t *n)
 	return ret;
 }
 
+static uint32_t cp_crc(const struct zlfs_sb *sbi)
+{
+	const struct zf_checkpoint *cp = (const struct zf_checkpoint *)sbi->cp_blk;
+	uint32_t off = zf_le32_to_cpu(cp->checksum_offset), crc;
+
+	if (off > ZF_BLKSIZE - sizeof(crc))
+		return 0;     /* read_pack checked it for loaded ones */
+	memcpy(&crc, sbi->cp_blk + off, sizeof(crc));
+	return zf_le32_to_cpu(crc);
+}
+
+uint64_t zlfs_cp_node_ver(const struct zlfs_sb *sbi)
+{
+	const struct zf_checkpoint *cp = (const struct zf_checkpoint *)sbi->cp_blk;
+	uint64_t v = zf_le64_to_cpu(cp->checkpoint_ver);
+
+	if (zf_le32_to_cpu(cp->ckpt_flags) & ZF_CP_CRC_RECOVERY_FLAG)
+		v |= (uint64_t)cp_crc(sbi) << 32;
+	return v;
+}
+
+bool zlfs_cp_node_ver_ok(const struct zlfs_sb *sbi, uint64_t footer_ver)
+{
+	const struct zf_checkpoint *cp = (const struct zf_checkpoint *)sbi->cp_blk;
+
+	/* fsck.f2fs may set NOCRC: then only the version part counts (kernel's rule) */
+	if (zf_le32_to_cpu(cp->ckpt_flags) & ZF_CP_NOCRC_RECOVERY_FLAG)
+		return (uint32_t)footer_ver == (uint32_t)zf_le64_to_cpu(cp->checkpoint_ver);
+	return footer_ver == zlfs_cp_node_ver(sbi);
+}
+
+uint32_t zlfs_cp_chain_start(const struct zlfs_sb *sbi)
+{
+	const struct zf_checkpoint *cp = (const struct zf_checkpoint *)sbi->cp_blk;
+	uint32_t segno = zf_le32_to_cpu(cp->cur_node_segno[ZF_LOG_WARM_NODE - ZF_LOG_HOT_NODE]);
+	uint32_t off = zf_le16_to_cpu(cp->cur_node_blkoff[ZF_LOG_WARM_NODE - ZF_LOG_HOT_NODE]);
+
+	if (segno >= sbi->lay.segment_count_main || off >= ZF_BLKS_PER_SEG)
+		return ZF_NULL_ADDR;
+	return zf_seg_blkaddr(&sbi->lay, segno) + off;
+}
+
 static uint32_t free_segment_count(const struct zlfs_sb *sbi)
 {
 	uint32_t n = 0;
@@ -341,6 +387,8 @@ int zlfs_checkpoint(struct zlfs_sb *sbi, bool umount)
 	flags &= ~(ZF_CP_UMOUNT_FLAG | ZF_CP_ORPHAN_PRESENT_FLAG | ZF_CP_COMPACT_SUM_FLAG |
 		   ZF_CP_FSCK_FLAG | ZF_CP_CRC_RECOVERY_FLAG | ZF_CP_NAT_BITS_FLAG |
 		   ZF_CP_TRIMMED_FLAG | ZF_CP_NOCRC_RECOVERY_FLAG);
+	/* fsync chains after this checkpoint carry its crc in their cp_ver */
+	flags |= ZF_CP_CRC_RECOVERY_FLAG;
 	if (umount)
 		flags |= ZF_CP_UMOUNT_FLAG;
 	if (norph)
@@ -397,15 +445,18 @@ int zlfs_checkpoint(struct zlfs_sb *sbi, bool umount)
 				goto fail;
 		}
 	}
+	/* everything the checkpoint depends on is durable before its last block */
 	if ((ret = zlfs_disp_flush(sbi->disp)))
 		goto fail;
-	/* commit */
+	/* commit: the tail block, flushed, makes this checkpoint the one in force */
 	if ((ret = zlfs_write_meta_block(sbi, a, sbi->cp_blk)) || (ret = zlfs_disp_flush(sbi->disp)))
 		goto fail;
 	sbi->cp_pack = pack;
 	sbi->cp_ver = ver;
 	sbi->dirty = false;
+	sbi->data_unflushed = false;
 	sbi->cp_count++;
+	zlfs_node_after_cp(sbi);
 	zlfs_seg_after_cp(sbi);
 	zlfs_node_shrink(sbi);
 	free(orphans);

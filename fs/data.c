@@ -230,6 +230,7 @@ int zlfs_write_blocks(struct zlfs_sb *sbi, void *const *bufs, const uint32_t *ad
 {
 	if (!n)
 		return 0;
+	sbi->data_unflushed = true;   /* until a flush: see zlfs_node_fsync */
 	return zlfs_write_wait(sbi, zlfs_write_submit(sbi, bufs, addrs, n, ZLFS_PRIO_BE));
 }
 
@@ -339,6 +340,7 @@ int zlfs_write_unlocked(struct zlfs_sb *sbi, void **bufs, uint32_t *addrs, uint3
 	pthread_mutex_unlock(&sbi->lock);
 	ret = zlfs_write_wait(sbi, wb);
 	pthread_mutex_lock(&sbi->lock);
+	sbi->data_unflushed = true;
 	if (!--sbi->io_inflight)
 		pthread_cond_broadcast(&sbi->io_cv);
 	return ret;

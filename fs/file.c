@@ -382,6 +382,8 @@ int zlfs_file_truncate(struct zlfs_sb *sbi, struct zinode *zi, uint64_t size)
 		}
 	}
 	if (size < old) {
+		/* whole nodes may go: roll-forward replays no removal of nodes */
+		zlfs_node_need_cp(sbi, zi->ino);
 		if ((ret = zlfs_truncate_blocks(sbi, zi, (size + ZF_BLKSIZE - 1) / ZF_BLKSIZE)))
 			return ret;
 		if (size % ZF_BLKSIZE &&
@@ -534,6 +536,8 @@ int zlfs_file_fallocate(struct zlfs_sb *sbi, struct zinode *zi, int mode, uint64
 		return -EFBIG;
 	if ((ret = zlfs_convert_inline(sbi, zi)))
 		return ret;
+	if (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE))
+		zlfs_node_need_cp(sbi, zi->ino);   /* punching may free whole nodes */
 	if (mode & FALLOC_FL_PUNCH_HOLE) {
 		if (!(ret = punch_range(sbi, zi, off, end))) {
 			zlfs_inode_touch(zi, true, true, false);
@@ -554,13 +558,44 @@ int zlfs_file_fallocate(struct zlfs_sb *sbi, struct zinode *zi, int mode, uint64
 	return 0;
 }
 
+/*
+ * F2FS's need_do_checkpoint, as zlfs keeps it: roll-forward restores a
+ * regular file's data, size, times, mode, owner and xattrs, and the name
+ * of a file created since the checkpoint in a directory the checkpoint
+ * has; links, renames, unlinks and nodes freed by shrinking go only
+ * through a checkpoint.  The chain is bounded so recovery stays short.
+ */
+#define RF_MAX_BLOCKS 4096
+
+static bool fsync_needs_cp(struct zlfs_sb *sbi, struct zinode *zi)
+{
+	const struct zf_inode *ri = zi_raw(zi);
+
+	return sbi->fsync_cp || !S_ISREG(zf_le16_to_cpu(ri->i_mode)) ||
+	       zf_le32_to_cpu(ri->i_links) != 1 || (sbi->nat[zi->ino].flags & ZNAT_NEED_CP) ||
+	       !zlfs_nid_checkpointed(sbi, zf_le32_to_cpu(ri->i_pino)) ||
+	       !(sbi->log_mask & (1u << ZF_LOG_WARM_NODE)) || sbi->rf_blocks >= RF_MAX_BLOCKS;
+}
+
 int zlfs_file_fsync(struct zlfs_sb *sbi, struct zinode *zi, bool datasync)
 {
-	(void)zi;
-	(void)datasync;
+	int ret;
+
+	(void)datasync;     /* the inode goes too: size and block count may have changed */
 	if (sbi->fatal)
 		return -EIO;
 	if (sbi->ro || !sbi->dirty)
 		return 0;
-	return zlfs_checkpoint(sbi, false);
+	/* room for the nodes (an operation boundary: GC may checkpoint here) */
+	if ((ret = zlfs_balance(sbi, 0)))
+		return ret;
+	if (fsync_needs_cp(sbi, zi))
+		return sbi->dirty ? zlfs_checkpoint(sbi, false) : 0;
+	/*
+	 * On a zoned device a data block below its zone's write pointer has
+	 * landed, which recovery checks; elsewhere the data must be flushed
+	 * before the nodes that point at it.
+	 */
+	bool data_first = !sbi->lay.zoned || sbi->lay.main_zone < sbi->lay.nr_conv;
+	return zlfs_node_fsync(sbi, zi->ino, data_first);
 }

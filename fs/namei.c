@@ -116,6 +116,7 @@ static void drop_link(struct zlfs_sb *sbi, struct zinode *zi)
 	ri->i_links = zf_cpu_to_le32(links);
 	zlfs_inode_touch(zi, false, true, false);
 	zlfs_inode_dirty(sbi, zi);
+	zlfs_node_need_cp(sbi, zi->ino);   /* roll-forward restores no unlink */
 }
 
 int zlfs_unlink(struct zlfs_sb *sbi, uint32_t parent, const char *name, bool rmdir)
@@ -177,6 +178,7 @@ int zlfs_link(struct zlfs_sb *sbi, uint32_t ino, uint32_t newparent, const char 
 		return ret;
 	ri = zi_raw(zi);
 	ri->i_links = zf_cpu_to_le32(zf_le32_to_cpu(ri->i_links) + 1);
+	zlfs_node_need_cp(sbi, zi->ino);
 	zlfs_inode_touch(zi, false, true, false);
 	zlfs_inode_dirty(sbi, zi);
 	zlfs_inode_touch(dir, true, true, false);
@@ -263,6 +265,8 @@ int zlfs_rename(struct zlfs_sb *sbi, uint32_t parent, const char *name, uint32_t
 		zi_raw(dst)->i_pino = zf_cpu_to_le32(od->ino);
 		set_name(src, newname);
 		set_name(dst, name);
+		zlfs_node_need_cp(sbi, src->ino);   /* names move only with a checkpoint */
+		zlfs_node_need_cp(sbi, dst->ino);
 		zlfs_inode_touch(src, false, true, false);
 		zlfs_inode_touch(dst, false, true, false);
 		zlfs_inode_dirty(sbi, src);
@@ -296,6 +300,7 @@ int zlfs_rename(struct zlfs_sb *sbi, uint32_t parent, const char *name, uint32_t
 		}
 		zi_raw(src)->i_pino = zf_cpu_to_le32(nd->ino);
 		set_name(src, newname);
+		zlfs_node_need_cp(sbi, src->ino);   /* names move only with a checkpoint */
 		zlfs_inode_touch(src, false, true, false);
 		zlfs_inode_dirty(sbi, src);
 	}

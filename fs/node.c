@@ -8,9 +8,15 @@
  * changed since the checkpoint are marked in nat_dirty and written, at the
  * checkpoint, to the copy the last checkpoint does not use.
  *
- * A node is written only by zlfs_node_flush (at a checkpoint): it goes to
- * a new block in its log, the old block is invalidated, the NAT entry
- * follows.  Node tree (get_node_path): inode addresses, 2 direct nodes,
+ * A node is written by zlfs_node_flush (at a checkpoint) or, for the
+ * dnodes of one file, by zlfs_node_fsync (the roll-forward chain): it goes
+ * to a new block in its log, the old block is invalidated, the NAT entry
+ * follows.  Dirty nodes are on sbi->dirty_list.
+ *
+ * NAT flags (in memory, redone at every checkpoint): a nid freed since the
+ * checkpoint is not handed out again before the next one, as in F2FS, so
+ * an inode number in the fsync chain never names two inodes (the one the
+ * checkpoint has and a new one).  Node tree (get_node_path): inode addresses, 2 direct nodes,
  * 2 indirect nodes, 1 double indirect node; each node's footer records its
  * offset in that tree (F2FS's numbering).
  * All calls need sbi->lock.
@@ -50,6 +56,7 @@ static int nat_load(struct zlfs_sb *sbi, const struct zf_journal *nat_j)
 			n->ino = zf_le32_to_cpu(blk->entries[k].ino);
 			n->blkaddr = zf_le32_to_cpu(blk->entries[k].block_addr);
 			n->version = blk->entries[k].version;
+			n->flags = n->blkaddr != ZF_NULL_ADDR ? ZNAT_CKPT : 0;
 		}
 	}
 	free(blk);
@@ -66,6 +73,7 @@ static int nat_load(struct zlfs_sb *sbi, const struct zf_journal *nat_j)
 		n->ino = zf_le32_to_cpu(nat_j->nat_j.entries[i].ne.ino);
 		n->blkaddr = zf_le32_to_cpu(nat_j->nat_j.entries[i].ne.block_addr);
 		n->version = nat_j->nat_j.entries[i].ne.version;
+		n->flags = n->blkaddr != ZF_NULL_ADDR ? ZNAT_CKPT : 0;
 		nat_mark_dirty(sbi, nid);   /* into the NAT block at the next checkpoint */
 	}
 	return 0;
@@ -81,6 +89,7 @@ int zlfs_node_build_from(struct zlfs_sb *sbi, const struct zf_journal *nat_j)
 	if (!sbi->nat || !sbi->nat_dirty || !sbi->node_hash)
 		return -ENOMEM;
 	sbi->lru.lru_next = sbi->lru.lru_prev = &sbi->lru;
+	sbi->dirty_list.dirty_next = sbi->dirty_list.dirty_prev = &sbi->dirty_list;
 	int ret = nat_load(sbi, nat_j);
 	if (ret)
 		return ret;
@@ -119,7 +128,7 @@ int zlfs_nid_alloc(struct zlfs_sb *sbi, uint32_t *nid)
 
 	for (uint32_t k = 0; k < range; k++) {
 		uint32_t n = ZF_FIRST_FREE_NID + (sbi->next_free_nid - ZF_FIRST_FREE_NID + k) % range;
-		if (sbi->nat[n].blkaddr == ZF_NULL_ADDR) {
+		if (sbi->nat[n].blkaddr == ZF_NULL_ADDR && !(sbi->nat[n].flags & ZNAT_FREED)) {
 			sbi->nat[n].blkaddr = ZF_NEW_ADDR;
 			sbi->next_free_nid = n + 1 < sbi->max_nid ? n + 1 : ZF_FIRST_FREE_NID;
 			*nid = n;
@@ -158,6 +167,23 @@ static void lru_front(struct zlfs_sb *sbi, struct znode *n)
 	sbi->lru.lru_next = n;
 }
 
+static void dirty_del(struct znode *n)
+{
+	n->dirty_prev->dirty_next = n->dirty_next;
+	n->dirty_next->dirty_prev = n->dirty_prev;
+	n->dirty_next = n->dirty_prev = NULL;
+}
+
+/* A dirty node was written: clean now. */
+static void mark_clean(struct zlfs_sb *sbi, struct znode *n)
+{
+	if (n->dirty) {
+		dirty_del(n);
+		n->dirty = false;
+		sbi->nr_dirty_nodes--;
+	}
+}
+
 static struct znode *cache_add(struct zlfs_sb *sbi, uint32_t nid)
 {
 	struct znode *n = calloc(1, sizeof(*n));
@@ -182,8 +208,10 @@ static void cache_drop(struct zlfs_sb *sbi, struct znode *n)
 	if (*pp)
 		*pp = n->hnext;
 	lru_del(n);
-	if (n->dirty)
+	if (n->dirty) {
+		dirty_del(n);
 		sbi->nr_dirty_nodes--;
+	}
 	sbi->nr_nodes--;
 	free(n);
 }
@@ -242,6 +270,10 @@ void zlfs_node_dirty(struct zlfs_sb *sbi, struct znode *n)
 {
 	if (!n->dirty) {
 		n->dirty = true;
+		n->dirty_next = &sbi->dirty_list;
+		n->dirty_prev = sbi->dirty_list.dirty_prev;
+		sbi->dirty_list.dirty_prev->dirty_next = n;
+		sbi->dirty_list.dirty_prev = n;
 		sbi->nr_dirty_nodes++;
 	}
 	sbi->dirty = true;
@@ -261,6 +293,7 @@ int zlfs_node_new(struct zlfs_sb *sbi, uint32_t nid, uint32_t ino, unsigned int 
 	zf_node_set_footer(&n->blk, nid, ino, ofs, sbi->cp_ver, 0);
 	sbi->nat[nid].ino = ino;
 	sbi->nat[nid].blkaddr = ZF_NEW_ADDR;
+	sbi->nat[nid].flags = 0;
 	nat_mark_dirty(sbi, nid);
 	sbi->valid_node_count++;
 	sbi->nr_new_nodes++;
@@ -285,11 +318,33 @@ void zlfs_node_remove(struct zlfs_sb *sbi, uint32_t nid)
 	e->blkaddr = ZF_NULL_ADDR;
 	e->ino = 0;
 	e->version++;
+	e->flags = ZNAT_FREED;
 	nat_mark_dirty(sbi, nid);
 }
 
+bool zlfs_nid_checkpointed(const struct zlfs_sb *sbi, uint32_t nid)
+{
+	return nid < sbi->max_nid && (sbi->nat[nid].flags & ZNAT_CKPT);
+}
+
+void zlfs_node_need_cp(struct zlfs_sb *sbi, uint32_t ino)
+{
+	if (ino < sbi->max_nid)
+		sbi->nat[ino].flags |= ZNAT_NEED_CP;
+}
+
+void zlfs_node_after_cp(struct zlfs_sb *sbi)
+{
+	/* every node is written now: each live nid is in the checkpoint */
+	for (uint32_t nid = 0; nid < sbi->max_nid; nid++) {
+		struct znat *e = &sbi->nat[nid];
+		e->flags = e->blkaddr != ZF_NULL_ADDR && e->blkaddr != ZF_NEW_ADDR ? ZNAT_CKPT : 0;
+	}
+	sbi->rf_blocks = 0;
+}
+
 /* F2FS's IS_DNODE: inodes and direct nodes carry data addresses; indirect ones don't. */
-static bool is_dnode(unsigned int ofs)
+bool zlfs_node_ofs_is_dnode(unsigned int ofs)
 {
 	if (ofs == 3 || ofs == 4 + ZF_NIDS_PER_BLOCK || ofs == 5 + 2 * ZF_NIDS_PER_BLOCK)
 		return false;
@@ -301,48 +356,118 @@ static bool is_dnode(unsigned int ofs)
 /* Which node log a node goes to (F2FS's placement). */
 static unsigned int node_log(struct znode *n)
 {
-	if (!is_dnode(zf_node_ofs(&n->blk)))
+	if (!zlfs_node_ofs_is_dnode(zf_node_ofs(&n->blk)))
 		return ZF_LOG_COLD_NODE;
 	/* the cold mark: nodes of files go warm, of directories hot */
 	return zf_node_mark(&n->blk, ZF_NODE_COLD_BIT) ? ZF_LOG_WARM_NODE : ZF_LOG_HOT_NODE;
+}
+
+static void set_mark(struct znode *n, unsigned int bit, bool on)
+{
+	uint32_t f = zf_le32_to_cpu(n->blk.footer.flag);
+	f = on ? f | (1u << bit) : f & ~(1u << bit);
+	n->blk.footer.flag = zf_cpu_to_le32(f);
+}
+
+/*
+ * Give node n a new block in log `log` and fill its footer as the kernel
+ * does: cp_ver of the last checkpoint (with its crc), next_blkaddr where
+ * this log writes next.
+ */
+static int place_node(struct zlfs_sb *sbi, struct znode *n, unsigned int log)
+{
+	uint32_t nid = n->nid, addr;
+	int ret;
+
+	if ((ret = zlfs_alloc_block(sbi, log, nid, 0, sbi->nat[nid].version, &addr)))
+		return ret;
+	if (sbi->nat[nid].blkaddr == ZF_NEW_ADDR)
+		sbi->nr_new_nodes--;
+	zlfs_invalidate_block(sbi, sbi->nat[nid].blkaddr);
+	sbi->nat[nid].blkaddr = addr;
+	nat_mark_dirty(sbi, nid);
+	n->blk.footer.cp_ver = zf_cpu_to_le64(zlfs_cp_node_ver(sbi));
+	n->blk.footer.next_blkaddr = zf_cpu_to_le32(zlfs_log_next_blkaddr(sbi, log));
+	return 0;
 }
 
 int zlfs_node_flush(struct zlfs_sb *sbi)
 {
 	struct znode **v;
 	uint32_t cnt = 0;
-	int ret;
+	int ret = 0;
 
 	if (!sbi->nr_dirty_nodes)
 		return 0;
 	v = malloc(sbi->nr_dirty_nodes * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	for (struct znode *n = sbi->lru.lru_next; n != &sbi->lru; n = n->lru_next) {
-		if (!n->dirty)
-			continue;
-		uint32_t nid = n->nid, addr;
-		unsigned int log = node_log(n);
-		if ((ret = zlfs_alloc_block(sbi, log, nid, 0, sbi->nat[nid].version, &addr))) {
-			free(v);
-			return ret;
-		}
-		if (sbi->nat[nid].blkaddr == ZF_NEW_ADDR)
-			sbi->nr_new_nodes--;
-		zlfs_invalidate_block(sbi, sbi->nat[nid].blkaddr);
-		sbi->nat[nid].blkaddr = addr;
-		nat_mark_dirty(sbi, nid);
-		n->blk.footer.cp_ver = zf_cpu_to_le64(sbi->cp_ver);
-		n->blk.footer.next_blkaddr = zf_cpu_to_le32(addr + 1);
+	for (struct znode *n = sbi->dirty_list.dirty_next; n != &sbi->dirty_list; n = n->dirty_next) {
+		/* a checkpoint's nodes are not part of any fsync chain */
+		set_mark(n, ZF_NODE_FSYNC_BIT, false);
+		set_mark(n, ZF_NODE_DENT_BIT, false);
+		if ((ret = place_node(sbi, n, node_log(n))))
+			break;
 		v[cnt++] = n;
 	}
-	ret = zlfs_write_nodes(sbi, v, cnt);
-	if (!ret) {
+	if (!ret)
+		ret = zlfs_write_nodes(sbi, v, cnt);
+	if (!ret)
 		for (uint32_t i = 0; i < cnt; i++)
-			v[i]->dirty = false;
-		sbi->nr_dirty_nodes = 0;
-	}
+			mark_clean(sbi, v[i]);
 	free(v);
+	return ret;
+}
+
+int zlfs_node_fsync(struct zlfs_sb *sbi, uint32_t ino, bool data_first)
+{
+	struct znode **v;
+	uint32_t cnt = 0, max = sbi->nr_dirty_nodes;
+	int ret = 0;
+
+	if (!max)
+		return 0;
+	v = malloc(max * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	/*
+	 * F2FS's f2fs_need_dentry_mark: the name goes along with the first
+	 * fsync of an inode the checkpoint does not have.
+	 */
+	bool dent = !(sbi->nat[ino].flags & (ZNAT_CKPT | ZNAT_FSYNCED));
+	for (struct znode *n = sbi->dirty_list.dirty_next; n != &sbi->dirty_list; n = n->dirty_next) {
+		if (zf_le32_to_cpu(n->blk.footer.ino) != ino ||
+		    !zlfs_node_ofs_is_dnode(zf_node_ofs(&n->blk)))
+			continue;
+		bool inode = n->nid == ino;
+		set_mark(n, ZF_NODE_FSYNC_BIT, true);
+		set_mark(n, ZF_NODE_DENT_BIT, inode && dent);
+		if ((ret = place_node(sbi, n, ZF_LOG_WARM_NODE)))
+			goto out;
+		v[cnt++] = n;
+	}
+	if (!cnt)
+		goto out;
+	/* the chain must go on where the last footer says */
+	if (!zlfs_log_next_blkaddr(sbi, ZF_LOG_WARM_NODE)) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	if (data_first && sbi->data_unflushed && (ret = zlfs_disp_flush(sbi->disp)))
+		goto out;
+	if ((ret = zlfs_write_nodes(sbi, v, cnt)))
+		goto out;
+	for (uint32_t i = 0; i < cnt; i++)
+		mark_clean(sbi, v[i]);
+	if ((ret = zlfs_disp_flush(sbi->disp)))
+		goto out;
+	sbi->data_unflushed = false;
+	sbi->nat[ino].flags |= ZNAT_FSYNCED;
+	sbi->rf_blocks += cnt;
+out:
+	free(v);
+	if (ret && ret != -ENOMEM)
+		zlfs_set_fatal(sbi, ret);
 	return ret;
 }
 
@@ -391,6 +516,26 @@ void zlfs_node_shrink(struct zlfs_sb *sbi)
 }
 
 /* ---- block mapping ------------------------------------------------------------------ */
+
+uint64_t zlfs_node_start_index(struct zinode *zi, unsigned int ofs)
+{
+	const uint64_t indirect = 2 * ZF_NIDS_PER_BLOCK + 4;
+	uint64_t bidx;
+	unsigned int direct;
+
+	if (ofs == 0)
+		return 0;
+	/* node offsets count the indirect nodes too: take them out */
+	if (ofs <= 2)
+		bidx = ofs - 1;
+	else if (ofs <= indirect)
+		bidx = ofs - 2 - (ofs - 4) / (ZF_NIDS_PER_BLOCK + 1);
+	else
+		bidx = ofs - 5 - (ofs - indirect - 3) / (ZF_NIDS_PER_BLOCK + 1);
+	direct = ZF_ADDRS_PER_INODE - zf_extra_isize_words(zi_raw(zi)) -
+		 zf_inline_xattr_words(zi_raw(zi), false);
+	return bidx * ZF_ADDRS_PER_BLOCK + direct;
+}
 
 /* Addresses slots of the inode: after extra attributes, before inline xattrs. */
 static unsigned int inode_addrs(const struct zf_inode *ri, unsigned int *first)

@@ -187,6 +187,8 @@ int zlfs_seg_build(struct zlfs_sb *sbi, const struct zf_journal *sit_j)
 
 void zlfs_seg_destroy(struct zlfs_sb *sbi)
 {
+	free(sbi->claim);
+	sbi->claim = NULL;
 	if (sbi->reloc) {
 		free(sbi->reloc->keys);
 		free(sbi->reloc);
@@ -299,7 +301,24 @@ static int alloc_in(struct zlfs_sb *sbi, unsigned int log, bool force, uint32_t 
 		sbi->st.node_blocks++;
 	else
 		sbi->st.data_blocks++;
+	/*
+	 * Node logs move on as soon as a segment fills, so the footer of the
+	 * node just placed can name where the next one goes (next_blkaddr,
+	 * which the fsync chain follows).  If no section is free the log
+	 * stays full; zlfs_log_next_blkaddr then says 0.
+	 */
+	if (zf_log_is_node(log) && l->blkoff >= l->usable)
+		(void)log_next_segment(sbi, log, true);
 	return 0;
+}
+
+uint32_t zlfs_log_next_blkaddr(const struct zlfs_sb *sbi, unsigned int log)
+{
+	const struct zlog *l = &sbi->logs[zf_log_effective(sbi->log_mask, log)];
+
+	if (l->blkoff >= l->usable)
+		return 0;
+	return zf_seg_blkaddr(&sbi->lay, l->segno) + l->blkoff;
 }
 
 int zlfs_alloc_block(struct zlfs_sb *sbi, unsigned int log, uint32_t nid, uint16_t ofs,
@@ -366,6 +385,108 @@ uint64_t zlfs_avail_blocks(const struct zlfs_sb *sbi)
 {
 	uint64_t used = sbi->valid_block_count + sbi->nr_new_nodes;
 	return used >= sbi->user_block_count ? 0 : sbi->user_block_count - used;
+}
+
+uint32_t zlfs_sec_of_blkaddr(const struct zlfs_sb *sbi, uint32_t blkaddr)
+{
+	return sec_of(sbi, (blkaddr - sbi->lay.main_blkaddr) / ZF_BLKS_PER_SEG);
+}
+
+/* ---- roll-forward: blocks written after the checkpoint become valid ---------------- */
+
+/*
+ * One SSA block kept between claims (sbi->claim: roll-forward claims
+ * blocks mostly in log order); written back when another segment's is
+ * needed and at the end.  The SSA is metadata written in place: an entry
+ * of a block the checkpoint does not count as valid means nothing to it,
+ * so writing it before the checkpoint that makes the block valid is safe.
+ */
+struct zclaim {
+	uint32_t segno;          /* ~0: none loaded */
+	bool dirty;
+	struct zf_summary_block sum;
+};
+
+int zlfs_seg_claim_done(struct zlfs_sb *sbi)
+{
+	struct zclaim *c = sbi->claim;
+	int ret = 0;
+
+	if (!c)
+		return 0;
+	if (c->segno != ~0u && c->dirty)
+		ret = zlfs_write_meta_block(sbi, zf_ssa_blkaddr(&sbi->lay, c->segno), &c->sum);
+	free(c);
+	sbi->claim = NULL;
+	return ret;
+}
+
+static struct zf_summary *claim_entry(struct zlfs_sb *sbi, uint32_t segno, uint32_t off,
+				      int *err)
+{
+	struct zclaim *c = sbi->claim;
+
+	for (int i = 0; i < ZF_NR_LOGS; i++)
+		if (sbi->logs[i].segno == segno)
+			return &sbi->logs[i].sum.entries[off];   /* written with the log's SSA */
+	if (c && c->segno != segno) {
+		if ((*err = zlfs_seg_claim_done(sbi)))
+			return NULL;
+		c = NULL;
+	}
+	if (!c) {
+		if (!(c = sbi->claim = calloc(1, sizeof(*c)))) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		c->segno = ~0u;
+		if ((*err = zlfs_read_block(sbi, zf_ssa_blkaddr(&sbi->lay, segno), &c->sum)))
+			return NULL;
+		c->segno = segno;
+		if (!sbi->segs[segno].valid) {
+			/* a segment the checkpoint has empty: its old summary means nothing */
+			memset(&c->sum, 0, sizeof(c->sum));
+			c->sum.footer.entry_type = ZF_SUM_TYPE_DATA;
+		}
+	}
+	c->dirty = true;
+	return &c->sum.entries[off];
+}
+
+int zlfs_seg_claim_block(struct zlfs_sb *sbi, uint32_t blkaddr, uint32_t nid, uint16_t ofs,
+			 uint8_t version, bool was_hole)
+{
+	int err = 0;
+
+	if (!zlfs_is_main_blkaddr(sbi, blkaddr))
+		return -EINVAL;
+	uint32_t rel = blkaddr - sbi->lay.main_blkaddr;
+	uint32_t segno = rel / ZF_BLKS_PER_SEG, off = rel % ZF_BLKS_PER_SEG;
+	struct zseg *s = &sbi->segs[segno];
+	if (off >= zf_layout_usable_blocks(&sbi->lay, segno))
+		return -EINVAL;
+	if (zf_msb_test(s->map, off))
+		return -EEXIST;
+	if (s->valid && zf_log_is_node(s->type))
+		return -EINVAL;     /* a node segment: not where file data was written */
+	struct zf_summary *e = claim_entry(sbi, segno, off, &err);
+	if (!e)
+		return err;
+	e->nid = zf_cpu_to_le32(nid);
+	e->version = version;
+	e->ofs_in_node = zf_cpu_to_le16(ofs);
+	if (!s->valid)   /* as the kernel's __f2fs_replace_block in recovery */
+		s->type = was_hole ? ZF_LOG_COLD_DATA : ZF_LOG_WARM_DATA;
+	zf_msb_set(s->map, off);
+	s->valid++;
+	s->mtime = zlfs_now_ms();
+	s->dirty = true;
+	uint32_t sec = sec_of(sbi, segno);
+	sbi->secs[sec].valid++;
+	set_state(sbi, sec, ZSEC_INUSE);
+	sbi->valid_block_count++;
+	sbi->dirty = true;
+	return 0;
 }
 
 /* ---- the relocation map ------------------------------------------------------------- */
@@ -532,9 +653,13 @@ void zlfs_seg_after_cp(struct zlfs_sb *sbi)
 /*
  * At mount: make every zone agree with the SIT.  A log whose zone's write
  * pointer is not where the checkpoint says (writes after the checkpoint,
- * or an unclean stop) moves to a fresh section, and its old zone is
- * finished or reset.  Other zones: nothing valid -> reset; valid blocks
- * but still open -> finish, so no zone stays active without a log.
+ * an unclean stop) moves to a fresh section; the old zone is finished.
+ * Zones with nothing valid that are not empty become PREFREE: reset only
+ * after the mount's checkpoint commits, because until then the previous
+ * checkpoint is in force and its fsync chain (in such zones) must stay
+ * readable, should the mount itself be cut short.  Zones with data that
+ * are still open are finished, so no zone stays active without a log.
+ * Writes nothing but zone finishes; called after roll-forward's scan.
  */
 static int report_zone(struct zlfs_sb *sbi, uint32_t sec, struct zlfs_zone *z)
 {
@@ -548,6 +673,12 @@ static uint64_t log_wp(const struct zlfs_sb *sbi, const struct zlog *l)
 	return (uint64_t)(zf_seg_blkaddr(&sbi->lay, l->segno) + l->blkoff) * ZF_BLKSIZE;
 }
 
+static bool zone_settled(const struct zlfs_zone *z)
+{
+	return z->cond == ZLFS_ZC_EMPTY || z->cond == ZLFS_ZC_FULL || z->cond == ZLFS_ZC_OFFLINE ||
+	       z->cond == ZLFS_ZC_RDONLY;
+}
+
 int zlfs_seg_fix_zones(struct zlfs_sb *sbi)
 {
 	struct zlfs_zone z;
@@ -555,20 +686,15 @@ int zlfs_seg_fix_zones(struct zlfs_sb *sbi)
 
 	if (!sbi->lay.zoned)
 		return 0;
-	/* 1: sections with nothing valid must have empty zones before anything
-	 *    is allocated in them (writes after the checkpoint may be there) */
+	/* 1: free sections must have empty zones before anything is allocated
+	 *    there (writes after the checkpoint may be there): else prefree */
 	for (uint32_t s = 0; s < sbi->nr_secs; s++) {
-		if (sbi->secs[s].valid || zlfs_sec_is_log(sbi, s) || zlfs_sec_is_conv(sbi, s))
+		if (sbi->secs[s].state != ZSEC_FREE || zlfs_sec_is_conv(sbi, s))
 			continue;
 		if ((ret = report_zone(sbi, s, &z)))
 			return ret;
-		if (z.cond == ZLFS_ZC_EMPTY || z.cond == ZLFS_ZC_OFFLINE || z.cond == ZLFS_ZC_RDONLY)
-			continue;
-		if ((ret = zlfs_disp_zone_mgmt(sbi->disp, ZLFS_ZM_RESET, sbi->lay.main_zone + s)))
-			return ret;
-		zlfs_bcache_clear(sbi);
-		if (sbi->secs[s].state == ZSEC_PREFREE)
-			set_state(sbi, s, ZSEC_FREE);
+		if (z.cond != ZLFS_ZC_EMPTY && z.cond != ZLFS_ZC_OFFLINE && z.cond != ZLFS_ZC_RDONLY)
+			set_state(sbi, s, ZSEC_PREFREE);
 	}
 	/* 2: a log whose zone's write pointer is not where the checkpoint says
 	 *    (writes landed after it) starts over in a fresh, empty section */
@@ -582,23 +708,17 @@ int zlfs_seg_fix_zones(struct zlfs_sb *sbi)
 		uint64_t expect = log_wp(sbi, l);
 		if (z.wp == expect && z.cond != ZLFS_ZC_FULL)
 			continue;
+		/* (the old section turns prefree there if nothing in it is valid) */
 		if ((ret = write_ssa(sbi, l)) || (ret = log_new_section(sbi, (unsigned int)i, true)))
 			return ret;
-		if (sbi->secs[sec].valid || zlfs_sec_is_log(sbi, sec))
-			continue;
-		/* nothing valid was left there: empty it now */
-		if ((ret = zlfs_disp_zone_mgmt(sbi->disp, ZLFS_ZM_RESET, sbi->lay.main_zone + sec)))
-			return ret;
-		zlfs_bcache_clear(sbi);
-		set_state(sbi, sec, ZSEC_FREE);
 	}
 	/* 3: no zone stays open (active) without a log: finish the rest */
 	for (uint32_t s = 0; s < sbi->nr_secs; s++) {
-		if (!sbi->secs[s].valid || zlfs_sec_is_log(sbi, s) || zlfs_sec_is_conv(sbi, s))
+		if (sbi->secs[s].state == ZSEC_FREE || zlfs_sec_is_log(sbi, s) || zlfs_sec_is_conv(sbi, s))
 			continue;
 		if ((ret = report_zone(sbi, s, &z)))
 			return ret;
-		if (z.cond != ZLFS_ZC_FULL && z.cond != ZLFS_ZC_OFFLINE && z.cond != ZLFS_ZC_RDONLY &&
+		if (!zone_settled(&z) &&
 		    (ret = zlfs_disp_zone_mgmt(sbi->disp, ZLFS_ZM_FINISH, sbi->lay.main_zone + s)))
 			return ret;
 	}

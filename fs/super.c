@@ -4,8 +4,9 @@
  * Mount: open the device and a dispatcher; read the first valid
  * superblock; refuse features zlfs does not support (naming them); take
  * the layout from the superblock (so images made by mkfs.f2fs mount too);
- * load the checkpoint, NAT and SIT; free orphans; make the zones agree
- * with the SIT.  Unmount: a checkpoint with the UMOUNT flag.
+ * load the checkpoint, NAT and SIT; free orphans; roll fsynced files
+ * forward (recovery.c); make the zones agree with the SIT; checkpoint.
+ * Unmount: a checkpoint with the UMOUNT flag.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -319,11 +320,13 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 	sbi->open_barrier = sbi->lay.zoned && lim &&
 			    lim < 2 * (uint32_t)__builtin_popcount(sbi->log_mask);
 	if (!sbi->ro) {
-		if ((ret = zlfs_seg_fix_zones(sbi))) {
-			snprintf(err, errlen, "cannot bring the zones in line with the checkpoint: %s",
-				 zlfs_zdev_strerror(ret));
-			goto fail;
-		}
+		/*
+		 * After a crash, in F2FS's order: free the orphans, roll the
+		 * fsync chain forward (reads only), bring the zones in line
+		 * (logs to fresh sections; nothing reset before the checkpoint
+		 * below commits), restore fsynced names, checkpoint.
+		 */
+		struct zrecovery *rc = NULL;
 		if ((ret = zlfs_cp_orphans(sbi, &orph, &norph)) ||
 		    (ret = zlfs_orphan_recover(sbi, orph, norph))) {
 			snprintf(err, errlen, "cannot free orphan inodes: %s", zlfs_zdev_strerror(ret));
@@ -331,6 +334,24 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 			goto fail;
 		}
 		free(orph);
+		if ((ret = zlfs_recover_scan(sbi, &rc))) {
+			snprintf(err, errlen, "roll-forward recovery failed: %s", zlfs_zdev_strerror(ret));
+			zlfs_recover_free(rc);
+			goto fail;
+		}
+		if ((ret = zlfs_seg_fix_zones(sbi))) {
+			snprintf(err, errlen, "cannot bring the zones in line with the checkpoint: %s",
+				 zlfs_zdev_strerror(ret));
+			zlfs_recover_free(rc);
+			goto fail;
+		}
+		ret = zlfs_recover_dentries(sbi, rc);
+		zlfs_recover_free(rc);
+		if (ret) {
+			snprintf(err, errlen, "roll-forward recovery of names failed: %s",
+				 zlfs_zdev_strerror(ret));
+			goto fail;
+		}
 		/* a new checkpoint, not flagged clean: a crash from here on is unclean */
 		if ((ret = zlfs_checkpoint(sbi, false))) {
 			snprintf(err, errlen, "cannot write a checkpoint: %s", zlfs_zdev_strerror(ret));

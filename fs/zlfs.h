@@ -3,6 +3,7 @@
  *
  * Layers (top to bottom):
  *   fuse_ops.c   FUSE low-level operations; the only place errors become replies
+ *   recovery.c   roll-forward of fsynced files at mount (called by super.c)
  *   namei.c      create, link, unlink, rename, mkdir, rmdir, symlink, mknod
  *   file.c       read, write, truncate, fallocate on file blocks
  *   dir.c        F2FS hashed directories (and inline dentries), readdir
@@ -52,6 +53,7 @@ struct znode {
 	uint32_t nid;
 	struct znode *hnext;
 	struct znode *lru_prev, *lru_next;
+	struct znode *dirty_prev, *dirty_next;   /* on sbi->dirty_list while dirty */
 	bool dirty;
 	int pins;                /* >0: must stay cached (inode nodes of live inodes) */
 	/* aligned, so pointers to its packed little-endian words are aligned too */
@@ -114,6 +116,13 @@ struct znat {
 	uint32_t ino;
 	uint32_t blkaddr;
 	uint8_t version;
+	uint8_t flags;           /* ZNAT_*: in memory only, reset at each checkpoint */
+};
+enum {
+	ZNAT_CKPT = 1,           /* the last checkpoint has this nid at a real address */
+	ZNAT_FREED = 2,          /* freed since the checkpoint: not reused before the next */
+	ZNAT_FSYNCED = 4,        /* its inode block went out with fsync since the checkpoint */
+	ZNAT_NEED_CP = 8,        /* links or names changed: fsync must checkpoint */
 };
 
 /* ---- GC (gc.c) ---- */
@@ -197,6 +206,11 @@ struct zlfs_sb {
 	uint32_t node_hash_size, nr_nodes, nr_dirty_nodes;
 	uint32_t nr_new_nodes;           /* nodes never written yet (NAT: NEW_ADDR) */
 	struct znode lru;                /* list head, most recent first */
+	struct znode dirty_list;         /* list head of the dirty nodes */
+
+	/* roll-forward (node.c writes the chain, recovery.c replays it) */
+	uint32_t rf_blocks;              /* nodes fsync wrote since the checkpoint */
+	bool data_unflushed;             /* data landed since the last device flush */
 
 	/* inodes */
 	struct zinode **ino_hash;
@@ -226,6 +240,7 @@ struct zlfs_sb {
 	pthread_t gc_thread;
 	uint64_t last_op_ms;             /* when a user operation last ran (idle detection) */
 	struct zgc_reloc *reloc;         /* blocks GC moved since the checkpoint */
+	struct zclaim *claim;            /* roll-forward's SSA block (segment.c) */
 };
 
 /* ---- super.c ---- */
@@ -269,6 +284,16 @@ void zlfs_bcache_put(struct zlfs_sb *sbi, uint32_t addr, const void *buf);
 /* ---- checkpoint.c ---- */
 int zlfs_cp_load(struct zlfs_sb *sbi);
 int zlfs_checkpoint(struct zlfs_sb *sbi, bool umount);
+/*
+ * The cp_ver node footers carry under the last checkpoint: its version,
+ * with its crc in the high word when it has CP_CRC_RECOVERY (zlfs's always
+ * do), as the kernel's fill_node_footer_blkaddr; roll-forward accepts
+ * only blocks whose footer matches (zlfs_cp_node_ver_ok).
+ */
+uint64_t zlfs_cp_node_ver(const struct zlfs_sb *sbi);
+bool zlfs_cp_node_ver_ok(const struct zlfs_sb *sbi, uint64_t footer_ver);
+/* Warm node log position the checkpoint recorded: where the fsync chain starts. */
+uint32_t zlfs_cp_chain_start(const struct zlfs_sb *sbi);
 /* Orphan inodes of the loaded checkpoint (inode.c frees them); *inos malloc()ed. */
 int zlfs_cp_orphans(struct zlfs_sb *sbi, uint32_t **inos, uint32_t *n);
 
@@ -293,6 +318,24 @@ int zlfs_alloc_gc_block(struct zlfs_sb *sbi, uint32_t nid, uint16_t ofs, uint8_t
 			uint32_t *blkaddr);
 int zlfs_seg_build(struct zlfs_sb *sbi, const struct zf_journal *sit_j);
 void zlfs_seg_destroy(struct zlfs_sb *sbi);
+/*
+ * Where log `log`'s next block will go: node logs move to their next
+ * segment as soon as one fills (as F2FS's do), so this is where the next
+ * node really lands, which the node footers' next_blkaddr records.
+ * 0 when a node log could not move on (no free section).
+ */
+uint32_t zlfs_log_next_blkaddr(const struct zlfs_sb *sbi, unsigned int log);
+/*
+ * Roll-forward: data block blkaddr, written after the checkpoint, now
+ * belongs to slot ofs of node nid: valid in the SIT, its SSA entry set.
+ * -EEXIST if it is valid already; -EINVAL outside the main area.
+ */
+int zlfs_seg_claim_block(struct zlfs_sb *sbi, uint32_t blkaddr, uint32_t nid, uint16_t ofs,
+			 uint8_t version, bool was_hole);
+/* Write the SSA block zlfs_seg_claim_block keeps (end of roll-forward). */
+int zlfs_seg_claim_done(struct zlfs_sb *sbi);
+/* Section number of a main-area block. */
+uint32_t zlfs_sec_of_blkaddr(const struct zlfs_sb *sbi, uint32_t blkaddr);
 /* Next block of log `log` for a block owned by (nid, ofs); 0 or -ENOSPC. */
 int zlfs_alloc_block(struct zlfs_sb *sbi, unsigned int log, uint32_t nid, uint16_t ofs,
 		     uint8_t version, uint32_t *blkaddr);
@@ -349,6 +392,24 @@ void zlfs_node_remove(struct zlfs_sb *sbi, uint32_t nid);
 int zlfs_nid_alloc(struct zlfs_sb *sbi, uint32_t *nid);
 /* Write every dirty node to the node logs (before a checkpoint). */
 int zlfs_node_flush(struct zlfs_sb *sbi);
+/*
+ * fsync's node part: write inode ino's dirty dnodes (inode, direct and
+ * xattr nodes) to the warm node log with the FSYNC mark, the inode with
+ * the DENT mark too when its name is not in a checkpoint yet, then flush
+ * the device (first too, when data_first: data and nodes may not share a
+ * write pointer that proves the data landed).  Indirect nodes stay dirty:
+ * roll-forward rebuilds the path to each dnode.
+ */
+int zlfs_node_fsync(struct zlfs_sb *sbi, uint32_t ino, bool data_first);
+/* A change roll-forward cannot replay (links, names, shrinking): fsync of ino checkpoints. */
+void zlfs_node_need_cp(struct zlfs_sb *sbi, uint32_t ino);
+bool zlfs_nid_checkpointed(const struct zlfs_sb *sbi, uint32_t nid);
+/* After a checkpoint committed: the NAT flags describe it. */
+void zlfs_node_after_cp(struct zlfs_sb *sbi);
+/* Is node offset ofs (F2FS's tree numbering) a dnode: inode, direct or xattr node? */
+bool zlfs_node_ofs_is_dnode(unsigned int ofs);
+/* First file block a dnode at tree offset ofs maps (F2FS's start_bidx_of_node). */
+uint64_t zlfs_node_start_index(struct zinode *zi, unsigned int ofs);
 void zlfs_node_shrink(struct zlfs_sb *sbi);
 /*
  * Block mapping.  Find the slot holding file block `index` of inode zi:
@@ -379,6 +440,19 @@ int zlfs_orphan_recover(struct zlfs_sb *sbi, const uint32_t *inos, uint32_t n);
 uint32_t zlfs_orphan_list(struct zlfs_sb *sbi, uint32_t *inos, uint32_t max);
 uint8_t zlfs_ftype(mode_t mode);
 void zlfs_inode_set_rdev(struct zinode *zi, dev_t rdev);
+
+/* ---- recovery.c: roll-forward at mount ---- */
+/*
+ * Pass 1 and 2 of F2FS's recovery: walk the fsync chain from the
+ * checkpoint's warm node position and replay the fsynced inodes and
+ * dnodes into memory.  Writes nothing (names to restore are kept for
+ * zlfs_recover_dentries, which runs once the zones are in order); the
+ * checkpoint after it makes the result durable.
+ */
+struct zrecovery;
+int zlfs_recover_scan(struct zlfs_sb *sbi, struct zrecovery **out);
+int zlfs_recover_dentries(struct zlfs_sb *sbi, struct zrecovery *rc);
+void zlfs_recover_free(struct zrecovery *rc);
 
 /* ---- namei.c ---- */
 struct zlfs_cred {
