@@ -552,6 +552,8 @@ int zlfs_file_fallocate(struct zlfs_sb *sbi, struct zinode *zi, int mode, uint64
 	ri = zi_raw(zi);
 	if (!(mode & FALLOC_FL_KEEP_SIZE) && end > zf_le64_to_cpu(ri->i_size))
 		ri->i_size = zf_cpu_to_le64(end);
+	else if (end > zf_le64_to_cpu(ri->i_size))
+		ri->i_advise |= ZF_FADVISE_KEEP_SIZE;   /* roll-forward keeps i_size (F2FS's rule) */
 	/* allocation alone changes no data; zeroing does */
 	zlfs_inode_touch(zi, (mode & FALLOC_FL_ZERO_RANGE) != 0, true, false);
 	zlfs_node_dirty(sbi, zi->node);

@@ -315,6 +315,11 @@ static int recover_slots(struct zlfs_sb *sbi, struct zrecovery *rc, struct zinod
 			if (ret)
 				return ret;
 			rc->claimed++;
+			/* the kernel's do_recover_data: a block past i_size extends it,
+			 * unless fallocate kept the size (FADVISE_KEEP_SIZE) */
+			uint64_t at = (zlfs_node_start_index(zi, ofs) + i) * ZF_BLKSIZE;
+			if (!(ri->i_advise & ZF_FADVISE_KEEP_SIZE) && zf_le64_to_cpu(ri->i_size) <= at)
+				ri->i_size = zf_cpu_to_le64(at + ZF_BLKSIZE);
 		}
 		if (was == ZF_NULL_ADDR)
 			ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) + 1);

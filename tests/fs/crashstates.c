@@ -51,7 +51,13 @@
 
 #define NFILES 40
 #define NDIRS 3
-#define MAXBLK 600           /* blocks per file in the model */
+/*
+ * Blocks per file in the model: past the inode's 923 slots, both direct
+ * nodes and into the first indirect node's, so fsync chains carry direct
+ * nodes and recovery rebuilds paths.  The buffers are touched only as far
+ * as a file reaches.
+ */
+#define MAXBLK 3072
 #define MAGIC 0x7a6c6373u    /* "zlcs" */
 
 static const char *dir_names[NDIRS] = { "", "d0", "d1" };
@@ -134,6 +140,8 @@ struct mfile {
 	bool changed;            /* content changed since the promise */
 	bool moved;              /* name changed (or gone) since the promise */
 	uint32_t ver;            /* versions written */
+	char xattr[64], pxattr[64];   /* user.zlcs's value ("" none), now and promised */
+	uint8_t zeroed[MAXBLK];  /* blocks truncated or punched since the promise */
 };
 
 struct model {
@@ -171,8 +179,10 @@ static void model_free(struct model *m)
 static void promise(struct mfile *f, bool name)
 {
 	f->promised = true;
-	memcpy(f->pdata, f->data, MAXBLK * (size_t)ZF_BLKSIZE);
+	memcpy(f->pdata, f->data, f->size > f->psize ? f->size : f->psize);
 	f->psize = f->size;
+	memcpy(f->pxattr, f->xattr, sizeof(f->xattr));
+	memset(f->zeroed, 0, sizeof(f->zeroed));
 	f->changed = false;
 	if (name) {
 		f->pdir = f->dir;
@@ -264,8 +274,9 @@ static int op_create(struct fs *fs, int i, int dir)
 
 	snprintf(f->name, sizeof(f->name), "f%d.%u", i, f->ver);
 	f->dir = dir;
+	memset(f->data, 0, f->size);
 	f->size = 0;
-	memset(f->data, 0, MAXBLK * (size_t)ZF_BLKSIZE);
+	f->xattr[0] = 0;
 	if (!(ret = zlfs_balance(fs->sbi, 4)))
 		ret = zlfs_create(fs->sbi, &cred, fs->m->dir_ino[dir], f->name, S_IFREG | 0644, 0,
 				  NULL, &zi);
@@ -317,6 +328,8 @@ static int op_truncate(struct fs *fs, int i, uint64_t size)
 	int ret;
 
 	f->changed = true;
+	for (uint64_t b = size / ZF_BLKSIZE; b < MAXBLK; b++)
+		f->zeroed[b] = 1;
 	if (!(ret = zlfs_balance(fs->sbi, 4)) && !(ret = zlfs_iget(fs->sbi, f->ino, &zi)))
 		ret = zlfs_file_truncate(fs->sbi, zi, size);
 	if (check(fs, ret, "truncate"))
@@ -334,6 +347,9 @@ static int op_fallocate(struct fs *fs, int i, int mode, uint64_t off, uint64_t l
 	int ret;
 
 	f->changed = true;
+	if (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE))
+		for (uint64_t b = off / ZF_BLKSIZE; b < MAXBLK && b * ZF_BLKSIZE < off + len; b++)
+			f->zeroed[b] = 1;
 	if (!(ret = zlfs_balance(fs->sbi, len / ZF_BLKSIZE + 4)) &&
 	    !(ret = zlfs_iget(fs->sbi, f->ino, &zi)))
 		ret = zlfs_file_fallocate(fs->sbi, zi, mode, off, len);
@@ -418,6 +434,46 @@ static int op_link_unlink(struct fs *fs, int i)
 	return 0;
 }
 
+/* A short file: its data inline in the inode (F2FS's INLINE_DATA). */
+static int op_write_small(struct fs *fs, int i, uint32_t len)
+{
+	struct mfile *f = &fs->m->f[i];
+	struct zinode *zi;
+	uint8_t *buf = malloc(ZF_BLKSIZE);
+	int ret;
+
+	if (!buf)
+		return -ENOMEM;
+	gen_block(buf, (uint32_t)i, 0, ++f->ver);
+	f->changed = true;
+	if (!(ret = zlfs_balance(fs->sbi, 4)) && !(ret = zlfs_iget(fs->sbi, f->ino, &zi)))
+		ret = zlfs_file_write(fs->sbi, zi, (char *)buf, len, 0);
+	if (!ret) {
+		memcpy(f->data, buf, len);
+		if (len > f->size)
+			f->size = len;
+	}
+	free(buf);
+	return check(fs, ret, "small write");
+}
+
+static int op_setxattr(struct fs *fs, int i)
+{
+	struct mfile *f = &fs->m->f[i];
+	struct zinode *zi;
+	char v[64];
+	int ret;
+
+	snprintf(v, sizeof(v), "value %d.%u", i, ++f->ver);
+	f->changed = true;
+	if (!(ret = zlfs_balance(fs->sbi, 4)) && !(ret = zlfs_iget(fs->sbi, f->ino, &zi)))
+		ret = zlfs_xattr_set(fs->sbi, zi, "user.zlcs", v, strlen(v), 0);
+	if (check(fs, ret, "setxattr"))
+		return ret;
+	memcpy(f->xattr, v, sizeof(v));
+	return 0;
+}
+
 /* open, unlink (an orphan while open), write to it */
 static int op_orphan(struct fs *fs, int i)
 {
@@ -457,7 +513,13 @@ static int step_mixed(struct fs *fs, int k, bool small)
 		if ((j = pick(m, false)) < 0)
 			return 0;
 		int ret = op_create(fs, j, (int)(rnd(m) % NDIRS));
-		if (ret || (ret = op_write(fs, j, 0, small ? 1 : 1 + (uint32_t)(rnd(m) % 24))))
+		if (ret)
+			return ret;
+		if (rnd(m) % 3 == 0)
+			ret = op_write_small(fs, j, 16 + (uint32_t)(rnd(m) % 3000));
+		else
+			ret = op_write(fs, j, 0, small ? 1 : 1 + (uint32_t)(rnd(m) % 24));
+		if (ret || (rnd(m) % 4 == 0 && (ret = op_setxattr(fs, j))))
 			return ret;
 		return (rnd(m) % 3) ? op_fsync(fs, j, false) : 0;
 	}
@@ -470,8 +532,18 @@ static int step_mixed(struct fs *fs, int k, bool small)
 		int ret = op_write(fs, i, first, 1 + (uint32_t)(rnd(m) % (small ? 2 : 16)));
 		return ret ? ret : (rnd(m) % 2 ? op_fsync(fs, i, rnd(m) & 1) : 0);
 	}
-	if (r < 55)
+	if (r < 46) {          /* far into the file: direct and indirect nodes */
+		static const uint32_t at[3] = { 923, 1941, 2959 };
+		uint32_t first = at[rnd(m) % 3] + (uint32_t)(rnd(m) % 60);
+		int ret = op_write(fs, i, first, 1 + (uint32_t)(rnd(m) % 4));
+		return ret ? ret : op_fsync(fs, i, rnd(m) & 1);
+	}
+	if (r < 52)
 		return op_fsync(fs, i, rnd(m) & 1);
+	if (r < 55) {
+		int ret = op_setxattr(fs, i);
+		return ret ? ret : op_fsync(fs, i, false);
+	}
 	if (r < 62) {          /* truncate down or up */
 		uint64_t size = rnd(m) % ((uint64_t)MAXBLK / 2 * ZF_BLKSIZE);
 		int ret = op_truncate(fs, i, size);
@@ -510,13 +582,58 @@ struct workload {
 	int steps;
 	bool small;              /* small files only */
 	bool gc;                 /* fill first; GC on */
+	bool overwrite;          /* overwrites in the middle of big synced files, fsync each */
 };
 
 static const struct workload workloads[] = {
-	{ "mixed", 60, false, false },
-	{ "small", 120, true, false },
-	{ "gc", 50, false, true },
+	{ "mixed", 60, false, false, false },
+	{ "small", 120, true, false, false },
+	{ "gc", 50, false, true, false },
+	{ "overwrite", 60, false, false, true },
 };
+
+/* "overwrite": files 0..NBIG-1 of BIGBLK blocks (version 1), made and synced by setup */
+#define NBIG 4
+#define BIGBLK 1100
+
+static void big_content(uint8_t *buf, int i, uint32_t first, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++)
+		gen_block(buf + (size_t)k * ZF_BLKSIZE, (uint32_t)i, first + k, 1);
+}
+
+/* The model of what setup made for "overwrite". */
+static int model_big(struct model *m, struct zlfs_sb *sbi)
+{
+	struct zinode *root;
+	uint8_t ft;
+	int ret;
+
+	if ((ret = zlfs_iget(sbi, ZF_ROOT_INO, &root)))
+		return ret;
+	for (int i = 0; i < NBIG; i++) {
+		struct mfile *f = &m->f[i];
+		snprintf(f->name, sizeof(f->name), "big%d", i);
+		if ((ret = zlfs_dir_lookup(sbi, root, f->name, strlen(f->name), &f->ino, &ft)))
+			return ret;
+		f->exists = true;
+		f->dir = 0;
+		f->ver = 1;
+		big_content(f->data, i, 0, BIGBLK);
+		f->size = (uint64_t)BIGBLK * ZF_BLKSIZE;
+		promise(f, true);
+	}
+	return 0;
+}
+
+/* One step of "overwrite": a few blocks anywhere in a big file, then fsync. */
+static int step_overwrite(struct fs *fs)
+{
+	struct model *m = fs->m;
+	int i = (int)(rnd(m) % NBIG);
+	int ret = op_write(fs, i, (uint32_t)(rnd(m) % (BIGBLK - 8)), 1 + (uint32_t)(rnd(m) % 8));
+	return ret ? ret : op_fsync(fs, i, rnd(m) & 1);
+}
 
 /* The volume filled for "gc": a file of about 70% of the user's share, synced. */
 static int gc_fill(struct fs *fs)
@@ -558,6 +675,20 @@ static int setup(struct fs *fs, const struct workload *w)
 	}
 	if (w->gc && (ret = gc_fill(fs)))
 		return ret;
+	for (int i = 0; w->overwrite && i < NBIG; i++) {
+		uint8_t *buf = malloc((size_t)BIGBLK * ZF_BLKSIZE);
+		char name[16];
+		if (!buf)
+			return -ENOMEM;
+		snprintf(name, sizeof(name), "big%d", i);
+		big_content(buf, i, 0, BIGBLK);
+		if (!(ret = zlfs_balance(fs->sbi, BIGBLK + 8)) &&
+		    !(ret = zlfs_create(fs->sbi, &cred, ZF_ROOT_INO, name, S_IFREG | 0644, 0, NULL, &zi)))
+			ret = zlfs_file_write(fs->sbi, zi, (char *)buf, (size_t)BIGBLK * ZF_BLKSIZE, 0);
+		free(buf);
+		if (ret)
+			return ret;
+	}
 	return zlfs_checkpoint(fs->sbi, false);
 }
 
@@ -651,12 +782,15 @@ static int run(const char *img, const struct workload *w, uint64_t seed, uint64_
 	}
 	struct zlfs_zdev_stats st;
 	pthread_mutex_lock(&fs.sbi->lock);
-	if ((ret = lookup_dirs(fs.sbi, m->dir_ino)))
-		snprintf(fs.why, sizeof(fs.why), "directories: %s", strerror(-ret));
+	if ((ret = lookup_dirs(fs.sbi, m->dir_ino)) || (w->overwrite && (ret = model_big(m, fs.sbi))))
+		snprintf(fs.why, sizeof(fs.why), "setup's files: %s", strerror(-ret));
 	zlfs_zdev_stats(fs.sbi->dev, &st);
 	uint64_t last_flushes = st.flushes;
 	for (int k = 0; k < w->steps && !fs.dead && !ret; k++) {
-		step_mixed(&fs, k, w->small);
+		if (w->overwrite)
+			step_overwrite(&fs);
+		else
+			step_mixed(&fs, k, w->small);
 		if (!flush_pts)
 			continue;
 		zlfs_zdev_stats(fs.sbi->dev, &st);
@@ -847,7 +981,35 @@ static int check_state(const char *img, struct model *m, char *why, size_t whyle
 				continue;     /* another file took the name */
 			}
 			seen = true;
-			if (!f->changed && !f->moved &&
+			char xv[64] = "";
+			size_t xl = 0;
+			struct zinode *xzi;
+			if (!f->changed && !f->moved && !zlfs_iget(sbi, ino, &xzi)) {
+				int xr = zlfs_xattr_get(sbi, xzi, "user.zlcs", xv, sizeof(xv) - 1, &xl);
+				xv[xr ? 0 : xl] = 0;
+				if (strcmp(xv, f->pxattr)) {
+					snprintf(why, whylen, "%s/%s (file %d): xattr '%s', fsynced '%s'",
+						 dir_names[cand[c].dir], cand[c].name, i, xv, f->pxattr);
+					bad = 1;
+				}
+			}
+			/* changed since: no block the promise had may turn to zeros unless
+			 * truncated or punched since (a lost write must leave the old data) */
+			for (uint64_t b = 0; !bad && f->changed && b * ZF_BLKSIZE < size &&
+			     b * ZF_BLKSIZE < f->psize && b < MAXBLK; b++) {
+				static const uint8_t zero[ZF_BLKSIZE];
+				uint64_t len = size - b * ZF_BLKSIZE;
+				if (len > ZF_BLKSIZE)
+					len = ZF_BLKSIZE;
+				if (!f->zeroed[b] && !memcmp(data + b * ZF_BLKSIZE, zero, len) &&
+				    memcmp(f->pdata + b * ZF_BLKSIZE, zero, len)) {
+					snprintf(why, whylen, "%s/%s (file %d): block %llu was fsynced, reads "
+						 "zeros now", dir_names[cand[c].dir], cand[c].name, i,
+						 (unsigned long long)b);
+					bad = 1;
+				}
+			}
+			if (!bad && !f->changed && !f->moved &&
 			    (size != f->psize || memcmp(data, f->pdata, size))) {
 				uint64_t b = 0;
 				while (b < size && b < f->psize && data[b] == f->pdata[b])
@@ -973,7 +1135,7 @@ int main(int argc, char **argv)
 			printf("crashstates: FAIL %s: cannot prepare the volume: %s\n", wl->name, why);
 			return 1;
 		}
-		unsigned long per = only ? states : states / 3;
+		unsigned long per = only ? states : states / (sizeof(workloads) / sizeof(workloads[0]));
 		uint64_t moved_total = 0;
 		for (unsigned long s = 0; s < per; ) {
 			/* one seed: a dry run, then its crash states */
@@ -995,12 +1157,20 @@ int main(int argc, char **argv)
 			}
 			moved_total += moved;
 			model_free(&m);
-			/* 40 states per seed: up to 20 flush points, then random cuts */
-			uint32_t stride = nflush > 20 ? nflush / 20 : 1;
+			/*
+			 * 40 states per seed: right after up to 14 flushes; at the last
+			 * write before up to 12 flushes (an fsync's last node: the ones
+			 * before it may survive without the data, in another zone); and
+			 * random cuts.
+			 */
+			uint32_t stride = nflush > 14 ? nflush / 14 : 1;
 			for (int k = 0; k < 40 && s < per; k++, s++) {
 				uint64_t cut, w2;
-				if (k < 20 && (uint32_t)k * stride < nflush)
-					cut = flush_pts[k * stride] + 1;
+				uint32_t fp = (uint32_t)(k < 14 ? k : k - 14) * stride;
+				if (k < 14 && fp < nflush)
+					cut = flush_pts[fp] + 1;
+				else if (k >= 14 && k < 26 && fp < nflush && flush_pts[fp] > 1)
+					cut = flush_pts[fp];
 				else
 					cut = 1 + mix(wseed * 131 + (uint64_t)k) % (writes ? writes : 1);
 				uint64_t pcs = mix(wseed + (uint64_t)k * 17);
