@@ -1110,6 +1110,10 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[a], "-v"))
 			verbose = 1;
 	}
+	if (mkdir(dir, 0755) && errno != EEXIST) {
+		fprintf(stderr, "crashstates: %s: %s\n", dir, strerror(errno));
+		return 1;
+	}
 	snprintf(base, sizeof(base), "%s/base.img", dir);
 	snprintf(img, sizeof(img), "%s/state.img", dir);
 	/* 512 MiB, 16 MiB zones, 4 conventional: 28 sections */
