@@ -4,6 +4,7 @@
  *
  *   zlfs-zdev create IMAGE --size SIZE --zone-size SIZE [--zone-capacity SIZE]
  *             [--conv-zones N] [--max-open N] [--max-active N] [--lbs N] [--force]
+ *             [--thick]   (every block written now: no host allocation later)
  *   zlfs-zdev report DEVICE [--first N] [--count N]
  *   zlfs-zdev reset DEVICE [ZONE]
  *   zlfs-zdev info DEVICE
@@ -20,6 +21,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: zlfs-zdev create IMAGE --size SIZE --zone-size SIZE [--zone-capacity SIZE]\n"
 		"                 [--conv-zones N] [--max-open N] [--max-active N] [--lbs 512|4096] [--force]\n"
+		"                 [--thick]\n"
 		"       zlfs-zdev report DEVICE [--first N] [--count N]\n"
 		"       zlfs-zdev reset DEVICE [ZONE]\n"
 		"       zlfs-zdev info DEVICE\n"
@@ -55,6 +57,7 @@ static int cmd_create(int argc, char **argv)
 		{ "max-active", required_argument, NULL, 'a' },
 		{ "lbs", required_argument, NULL, 'l' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "thick", no_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct zlfs_image_params p = { 0 };
@@ -62,7 +65,7 @@ static int cmd_create(int argc, char **argv)
 	int c, bad = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "s:z:c:n:o:a:l:f", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:z:c:n:o:a:l:fT", lo, NULL)) != -1) {
 		switch (c) {
 		case 's': bad |= zlfs_parse_size(optarg, &p.size); break;
 		case 'z': bad |= zlfs_parse_size(optarg, &p.zone_size); break;
@@ -72,6 +75,7 @@ static int cmd_create(int argc, char **argv)
 		case 'a': bad |= parse_u32(optarg, &p.max_active); break;
 		case 'l': bad |= parse_u32(optarg, &p.lbs); break;
 		case 'f': force = true; break;
+		case 'T': p.thick = true; break;
 		default: usage(stderr); return 2;
 		}
 	}

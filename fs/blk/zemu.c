@@ -130,7 +130,9 @@ static void discard_zone(void *arg, uint32_t zone)
 	} else {
 		z->zx[zone].persist_wp = zn->start;
 		zimg_persist_zone(z, zone);
-		zimg_discard(z, zn->start, zn->len);
+		/* reads past the write pointer are zeros whatever the file holds */
+		if (!z->thick)
+			zimg_discard(z, zn->start, zn->len);
 	}
 	z->zx[zone].flushed_wp = zn->start;
 }
@@ -324,8 +326,8 @@ static void zio_done(struct zuring_req *r, int res)
 	struct zlfs_cmd *cmd = io->cmd;
 
 	if (cmd->op == ZLFS_OP_FLUSH) {
-		if (res >= 0)
-			res = zimg_sync(z);
+		if (res >= 0)   /* the image's fdatasync is done: now the zone state */
+			res = zimg_sync_state(z);
 		cmd->result = res < 0 ? res : 0;
 	} else if (res < 0 || (uint64_t)res != cmd->len) {
 		cmd->result = res < 0 ? res : -EIO;

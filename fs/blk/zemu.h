@@ -44,7 +44,9 @@ struct zst_hdr {
 	uint32_t version, lbs;
 	uint64_t size, zone_size, zone_cap;
 	uint32_t nr_zones, nr_conv, max_open, max_active;
+	uint32_t flags;            /* ZST_HDR_*; 0 in images made before it existed */
 };
+#define ZST_HDR_THICK 1u       /* every block written at creation: resets keep them */
 struct zst_zone {
 	uint64_t wp;               /* absolute byte offset; data below it is in the image */
 	uint32_t flags;            /* ZST_RDONLY / ZST_OFFLINE */
@@ -59,6 +61,7 @@ struct zemu {
 	struct zlfs_zone *zones;
 	struct zemu_zone *zx;
 	bool image;
+	bool thick;                /* image made --thick: zone resets do not punch holes */
 	/* mem store */
 	uint8_t *mem;
 	size_t mem_len;
@@ -86,6 +89,8 @@ int zimg_map_state(struct zemu *z, const char *path, bool rdwr);
 void zimg_unmap_state(struct zemu *z);
 void zimg_persist_zone(struct zemu *z, uint32_t zone);
 int zimg_sync(struct zemu *z);
+/* After the image's own fdatasync (a flush through io_uring): the zone state. */
+int zimg_sync_state(struct zemu *z);
 int zimg_discard(struct zemu *z, uint64_t off, uint64_t len);
 
 #endif

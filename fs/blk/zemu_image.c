@@ -53,6 +53,7 @@ int zimg_map_state(struct zemu *z, const char *path, bool rdwr)
 		z->st = NULL;
 		return -errno;
 	}
+	z->thick = ((const struct zst_hdr *)z->st)->flags & ZST_HDR_THICK;
 	struct zst_zone *sz = (struct zst_zone *)((char *)z->st + ZST_HDR_SIZE);
 	for (uint32_t i = g->nr_conv; i < g->nr_zones; i++) {
 		struct zlfs_zone *zn = &z->zones[i];
@@ -113,6 +114,11 @@ int zimg_sync(struct zemu *z)
 {
 	if (fdatasync(z->fd) < 0)
 		return -errno;
+	return zimg_sync_state(z);
+}
+
+int zimg_sync_state(struct zemu *z)
+{
 	if (z->st && msync(z->st, z->st_len, MS_SYNC) < 0)
 		return -errno;
 	return 0;
@@ -182,6 +188,30 @@ int zlfs_image_create(const char *path, const struct zlfs_image_params *p, bool 
 		zdev_set_errmsg("%s: %s", path, strerror(errno));
 		goto out;
 	}
+	/*
+	 * Thick: every block written now, so the host filesystem allocates
+	 * nothing later and an fdatasync of the image carries no metadata
+	 * (a sparse image allocates on every log write, and each flush then
+	 * commits the host's journal).  Zone resets keep the blocks.
+	 */
+	if (p->thick) {
+		size_t chunk = 1 << 20;
+		char *zero = calloc(1, chunk);
+		if (!zero) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		for (uint64_t off = 0; off < p->size; off += chunk) {
+			size_t n = p->size - off < chunk ? (size_t)(p->size - off) : chunk;
+			if (pwrite(fd, zero, n, (off_t)off) != (ssize_t)n) {
+				ret = -errno;
+				zdev_set_errmsg("%s: %s", path, strerror(errno));
+				free(zero);
+				goto out;
+			}
+		}
+		free(zero);
+	}
 	sfd = open(stpath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (sfd < 0) {
 		ret = -errno;
@@ -199,6 +229,7 @@ int zlfs_image_create(const char *path, const struct zlfs_image_params *p, bool 
 	h.nr_conv = p->nr_conv;
 	h.max_open = p->max_open;
 	h.max_active = p->max_active;
+	h.flags = p->thick ? ZST_HDR_THICK : 0;
 	size_t len = ZST_HDR_SIZE + (size_t)h.nr_zones * sizeof(struct zst_zone);
 	char *buf = calloc(1, len);
 	if (!buf) {

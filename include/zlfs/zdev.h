@@ -187,6 +187,7 @@ static inline uint32_t zlfs_zdev_zone_of(const struct zlfs_zdev_geom *g, uint64_
 struct zlfs_image_params {
 	uint64_t size, zone_size, zone_cap;
 	uint32_t nr_conv, max_open, max_active, lbs;
+	bool thick;              /* write every block now (no host allocation later) */
 };
 int zlfs_image_create(const char *path, const struct zlfs_image_params *p, bool force);
 

@@ -640,6 +640,39 @@ START_TEST(test_reset_punches)
 }
 END_TEST
 
+/* --thick: every block allocated at creation, and a reset keeps them (reads zeros all the same). */
+START_TEST(test_thick_keeps_blocks)
+{
+	struct zlfs_image_params p = std_params;
+	p.thick = true;
+	char *path = new_image("thick", &p);
+	struct stat st;
+
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_ge((long long)st.st_blocks * 512, (long long)p.size);
+	struct zlfs_zdev *dev = open_dev(path);
+	write_stamped(dev, zstart(dev, 4), 64);
+	ck_assert_int_eq(zlfs_zdev_flush(dev), 0);
+	ck_assert_int_eq(zlfs_zdev_zone_mgmt(dev, ZLFS_ZM_RESET, 4), 0);
+	ck_assert_uint_eq(zrep(dev, 4).cond, ZLFS_ZC_EMPTY);
+	check_zero_dev(dev, zstart(dev, 4), 64 * BLK);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_ge((long long)st.st_blocks * 512, (long long)p.size);
+	/* written again after the reset; the flag survives a reopen */
+	write_stamped(dev, zstart(dev, 4), 8);
+	check_stamped(dev, zstart(dev, 4), 8 * BLK);
+	zlfs_zdev_close(dev);
+	dev = open_dev(path);
+	check_stamped(dev, zstart(dev, 4), 8 * BLK);
+	ck_assert_int_eq(zlfs_zdev_zone_mgmt(dev, ZLFS_ZM_RESET, 4), 0);
+	check_zero_dev(dev, zstart(dev, 4), 8 * BLK);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_ge((long long)st.st_blocks * 512, (long long)p.size);
+	zlfs_zdev_close(dev);
+	free(path);
+}
+END_TEST
+
 START_TEST(test_second_open_busy)
 {
 	char *path = new_image("busy", &std_params);
@@ -1331,6 +1364,7 @@ int main(void)
 	tcase_add_test(tc, test_plain_file);
 	tcase_add_test(tc, test_persist_reopen);
 	tcase_add_test(tc, test_reset_punches);
+	tcase_add_test(tc, test_thick_keeps_blocks);
 	tcase_add_test(tc, test_second_open_busy);
 	suite_add_tcase(s, tc);
 
