@@ -456,6 +456,7 @@ int zlfs_checkpoint(struct zlfs_sb *sbi, bool umount)
 	sbi->dirty = false;
 	sbi->data_unflushed = false;
 	sbi->cp_count++;
+	sbi->last_cp_ms = zlfs_now_ms();
 	zlfs_node_after_cp(sbi);
 	zlfs_seg_after_cp(sbi);
 	zlfs_node_shrink(sbi);

@@ -78,6 +78,7 @@ void zlfs_gc_opts_default(struct zlfs_gc_opts *o)
 	o->sleep_ms = 50;
 	o->no_gc_pct = 60;
 	o->boost_pct = 25;
+	o->cp_interval_ms = ZLFS_CP_INTERVAL_MS;
 }
 
 static int parse_u32(const char *s, uint32_t max, uint32_t *out)
@@ -122,6 +123,8 @@ int zlfs_gc_opts_set(struct zlfs_gc_opts *o, const char *name, const char *val)
 		return parse_u32(val, 100, &o->no_gc_pct);
 	if (!strcmp(name, "boost_pct"))
 		return parse_u32(val, 100, &o->boost_pct);
+	if (!strcmp(name, "cp_interval_ms"))
+		return parse_u32(val, 86400000, &o->cp_interval_ms);
 	return -EINVAL;
 }
 
@@ -580,6 +583,9 @@ static void *gc_main(void *arg)
 		bool boosted = (sbi->free_secs + sbi->prefree_secs) * 100 <
 			       sbi->gco.boost_pct * sbi->nr_secs;
 		uint32_t ms = urgent || boosted ? 1 : sbi->gco.sleep_ms ? sbi->gco.sleep_ms : 1;
+		if (sbi->gco.mode == ZLFS_GC_OFF)   /* only the periodic checkpoint to watch for */
+			ms = sbi->gco.cp_interval_ms && sbi->gco.cp_interval_ms < 4000
+				     ? sbi->gco.cp_interval_ms / 4 + 1 : 1000;
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += (long)(ms % 1000) * 1000000;
@@ -589,6 +595,16 @@ static void *gc_main(void *arg)
 		if (sbi->gc_stop)
 			break;
 		if (sbi->gc_busy || sbi->fatal || sbi->ro)
+			continue;
+		if (sbi->dirty && sbi->gco.cp_interval_ms &&
+		    zlfs_now_ms() - sbi->last_cp_ms >= sbi->gco.cp_interval_ms) {
+			gc_begin(sbi, false);
+			uint64_t t0 = now_ns();
+			zlfs_checkpoint(sbi, false);   /* the periodic one (F2FS's cp_interval) */
+			gc_end(sbi, t0);
+			continue;
+		}
+		if (sbi->gco.mode == ZLFS_GC_OFF)
 			continue;
 		uint32_t free_pct = (sbi->free_secs + sbi->prefree_secs) * 100 / sbi->nr_secs;
 		bool pressed = free_pct < sbi->gco.boost_pct;
@@ -643,7 +659,7 @@ static void *gc_main(void *arg)
 int zlfs_gc_start(struct zlfs_sb *sbi)
 {
 	sbi->gc_bg_victim = NO_VICTIM;
-	if (sbi->ro || sbi->gco.mode == ZLFS_GC_OFF)
+	if (sbi->ro)
 		return 0;
 	sbi->gc_stop = false;
 	int ret = pthread_create(&sbi->gc_thread, NULL, gc_main, sbi);

@@ -137,6 +137,7 @@ struct zlfs_gc_opts {
 	uint32_t sleep_ms;       /* between background passes (50; urgent: 0) */
 	uint32_t no_gc_pct;      /* no background GC above this % free sections (60) */
 	uint32_t boost_pct;      /* below this % free: clean without waiting for idle (25) */
+	uint32_t cp_interval_ms; /* checkpoint what has been dirty this long (60000; 0: never) */
 };
 void zlfs_gc_opts_default(struct zlfs_gc_opts *o);
 /* One "gc=..." style setting (name without "gc_" for the tunables); 0 or -EINVAL. */
@@ -227,6 +228,7 @@ struct zlfs_sb {
 	uint64_t wr_inflight;
 
 	uint64_t cp_count;
+	uint64_t last_cp_ms;             /* when the last checkpoint committed */
 	struct zbcache *bcache;          /* directory blocks by address (bcache.c) */
 
 	/* GC (gc.c) */
@@ -360,6 +362,13 @@ int zlfs_seg_fix_zones(struct zlfs_sb *sbi);
  * be written).  0, or -ENOSPC when live data and the reserve fill the device.
  */
 int zlfs_balance(struct zlfs_sb *sbi, uint64_t blocks);
+/*
+ * The background thread: GC (unless gc=off) and, as F2FS's cp_interval,
+ * a checkpoint once something has been dirty ZLFS_CP_INTERVAL_MS, so what
+ * was written without fsync is durable within a minute (sync(2) does not
+ * reach a FUSE filesystem through libfuse 3.14: no FUSE_SYNCFS).
+ */
+#define ZLFS_CP_INTERVAL_MS 60000
 int zlfs_gc_start(struct zlfs_sb *sbi);
 void zlfs_gc_stop(struct zlfs_sb *sbi);
 /* Note a user operation (background GC waits for quiet). */

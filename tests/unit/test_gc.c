@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "zlfs.h"
@@ -37,6 +38,9 @@ START_TEST(test_opts)
 	ck_assert_int_eq(zlfs_gc_opts_set(&o, "boost_pct", ""), -EINVAL);
 	ck_assert_int_eq(zlfs_gc_opts_set(&o, "boost_pct", "12x"), -EINVAL);
 	ck_assert_int_eq(zlfs_gc_opts_set(&o, "nonsense", "1"), -EINVAL);
+	ck_assert_uint_eq(o.cp_interval_ms, 60000);
+	ck_assert_int_eq(zlfs_gc_opts_set(&o, "cp_interval_ms", "250"), 0);
+	ck_assert_uint_eq(o.cp_interval_ms, 250);
 }
 END_TEST
 
@@ -85,6 +89,41 @@ static void pattern(uint8_t *b, uint64_t blk, uint32_t gen)
 {
 	tu_fill(b, ZF_BLKSIZE, blk * 7919 + gen);
 }
+
+/* Written without fsync, it is checkpointed by the background thread (gc=off too). */
+START_TEST(test_periodic_checkpoint)
+{
+	char *img = make_volume("cp.img");
+	struct zlfs_opts o;
+	struct zlfs_sb *sbi;
+	struct zinode *zi;
+	struct zlfs_cred c = { 0, 0, 022 };
+	char err[256];
+	static char buf[ZF_BLKSIZE];
+
+	memset(&o, 0, sizeof(o));
+	zlfs_disp_opts_default(&o.disp);
+	zlfs_gc_opts_default(&o.gc);
+	o.gc.mode = ZLFS_GC_OFF;
+	o.gc.cp_interval_ms = 300;
+	ck_assert_int_eq(zlfs_mount(img, &o, &sbi, err, sizeof(err)), 0);
+	pthread_mutex_lock(&sbi->lock);
+	uint64_t cps = sbi->cp_count;
+	ck_assert_int_eq(zlfs_create(sbi, &c, ZF_ROOT_INO, "f", S_IFREG | 0644, 0, NULL, &zi), 0);
+	ck_assert_int_eq(zlfs_file_write(sbi, zi, buf, sizeof(buf), 0), 0);
+	ck_assert(sbi->dirty);
+	/* no deadline: the thread runs when it runs; a hung one fails on the test timeout */
+	while (sbi->dirty) {
+		pthread_mutex_unlock(&sbi->lock);
+		usleep(20000);
+		pthread_mutex_lock(&sbi->lock);
+	}
+	ck_assert_uint_gt(sbi->cp_count, cps);
+	pthread_mutex_unlock(&sbi->lock);
+	ck_assert_int_eq(zlfs_unmount(sbi), 0);
+	free(img);
+}
+END_TEST
 
 /* Random overwrites of a file 80% of the capacity, GC only in the foreground. */
 START_TEST(test_overwrite)
@@ -184,6 +223,7 @@ int main(void)
 	tcase_add_test(tc, test_opts);
 	tcase_add_test(tc, test_reloc);
 	tcase_add_test(tc, test_overwrite);
+	tcase_add_test(tc, test_periodic_checkpoint);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }
