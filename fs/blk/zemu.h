@@ -46,7 +46,14 @@ struct zst_hdr {
 	uint32_t nr_zones, nr_conv, max_open, max_active;
 	uint32_t flags;            /* ZST_HDR_*; 0 in images made before it existed */
 };
-#define ZST_HDR_THICK 1u       /* every block written at creation: resets keep them */
+/*
+ * Thick images: every block written at creation, resets keep them, and
+ * the zones' state lives after the device's blocks in IMAGE itself (the
+ * array in IMAGE.zst is only its initial copy), so one fdatasync of the
+ * image makes data and write pointers durable: a flush costs the host one
+ * sync, not two.
+ */
+#define ZST_HDR_THICK 1u
 struct zst_zone {
 	uint64_t wp;               /* absolute byte offset; data below it is in the image */
 	uint32_t flags;            /* ZST_RDONLY / ZST_OFFLINE */
@@ -71,6 +78,8 @@ struct zemu {
 	int stfd;
 	void *st;                  /* mmap of the state file */
 	size_t st_len;
+	struct zst_zone *stz;      /* the persisted zones: in st, or (thick) IMAGE's tail */
+	size_t stz_len;            /* thick: length of that mapping of IMAGE */
 	struct zuring ur;
 	bool have_ur;
 	uint32_t inflight;         /* commands executed whose completion is pending */

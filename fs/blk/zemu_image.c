@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "zemu.h"
@@ -54,7 +55,22 @@ int zimg_map_state(struct zemu *z, const char *path, bool rdwr)
 		return -errno;
 	}
 	z->thick = ((const struct zst_hdr *)z->st)->flags & ZST_HDR_THICK;
-	struct zst_zone *sz = (struct zst_zone *)((char *)z->st + ZST_HDR_SIZE);
+	z->stz = (struct zst_zone *)((char *)z->st + ZST_HDR_SIZE);
+	if (z->thick) {
+		size_t len = (size_t)g->nr_zones * sizeof(struct zst_zone);
+		z->stz_len = (len + 4095) & ~(size_t)4095;
+		struct stat sb;
+		if (fstat(z->fd, &sb) < 0 || (uint64_t)sb.st_size < g->size + z->stz_len) {
+			zdev_set_errmsg("%s: a thick image without its zone state", path);
+			return -EUCLEAN;
+		}
+		void *m = mmap(NULL, z->stz_len, PROT_READ | (rdwr ? PROT_WRITE : 0), MAP_SHARED,
+			       z->fd, (off_t)g->size);
+		if (m == MAP_FAILED)
+			return -errno;
+		z->stz = m;
+	}
+	struct zst_zone *sz = z->stz;
 	for (uint32_t i = g->nr_conv; i < g->nr_zones; i++) {
 		struct zlfs_zone *zn = &z->zones[i];
 		uint64_t wp = sz[i].wp;
@@ -87,6 +103,9 @@ int zimg_map_state(struct zemu *z, const char *path, bool rdwr)
 
 void zimg_unmap_state(struct zemu *z)
 {
+	if (z->thick && z->stz)
+		munmap(z->stz, z->stz_len);
+	z->stz = NULL;
 	if (z->st)
 		munmap(z->st, z->st_len);
 	if (z->stfd >= 0)
@@ -100,9 +119,9 @@ void zimg_persist_zone(struct zemu *z, uint32_t zone)
 {
 	struct zst_zone *sz;
 
-	if (!z->st)
+	if (!z->stz)
 		return;
-	sz = (struct zst_zone *)((char *)z->st + ZST_HDR_SIZE) + zone;
+	sz = z->stz + zone;
 	if (z->zones[zone].type != ZLFS_ZONE_CONV)
 		sz->wp = z->zx[zone].persist_wp;
 	sz->flags = (z->zones[zone].cond == ZLFS_ZC_OFFLINE ? ZST_OFFLINE : 0) |
@@ -119,6 +138,8 @@ int zimg_sync(struct zemu *z)
 
 int zimg_sync_state(struct zemu *z)
 {
+	if (z->thick)
+		return 0;      /* in the image: its fdatasync took the zone state too */
 	if (z->st && msync(z->st, z->st_len, MS_SYNC) < 0)
 		return -errno;
 	return 0;
@@ -241,6 +262,18 @@ int zlfs_image_create(const char *path, const struct zlfs_image_params *p, bool 
 	for (uint32_t i = 0; i < h.nr_zones; i++)
 		sz[i].wp = (uint64_t)i * p->zone_size;
 	ret = pwrite(sfd, buf, len, 0) == (ssize_t)len ? 0 : -EIO;
+	/* thick: the zones' state proper goes after the device's blocks */
+	if (!ret && p->thick) {
+		size_t zl = len - ZST_HDR_SIZE, zlen = (zl + 4095) & ~(size_t)4095;
+		char *t = calloc(1, zlen);
+		if (!t)
+			ret = -ENOMEM;
+		else {
+			memcpy(t, buf + ZST_HDR_SIZE, zl);
+			ret = pwrite(fd, t, zlen, (off_t)p->size) == (ssize_t)zlen ? 0 : -EIO;
+			free(t);
+		}
+	}
 	free(buf);
 	if (!ret && (fsync(sfd) < 0 || fsync(fd) < 0))
 		ret = -errno;

@@ -640,7 +640,10 @@ START_TEST(test_reset_punches)
 }
 END_TEST
 
-/* --thick: every block allocated at creation, and a reset keeps them (reads zeros all the same). */
+/*
+ * --thick: every block allocated at creation, a reset keeps them (reads
+ * zeros all the same), the zone state is in the image itself.
+ */
 START_TEST(test_thick_keeps_blocks)
 {
 	struct zlfs_image_params p = std_params;
@@ -662,7 +665,11 @@ START_TEST(test_thick_keeps_blocks)
 	write_stamped(dev, zstart(dev, 4), 8);
 	check_stamped(dev, zstart(dev, 4), 8 * BLK);
 	zlfs_zdev_close(dev);
+	/* the write pointers live in the image's tail, not in IMAGE.zst */
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_ge((long long)st.st_size, (long long)p.size + 4096);
 	dev = open_dev(path);
+	ck_assert_uint_eq(zrep(dev, 4).wp, zstart(dev, 4) + 8 * BLK);
 	check_stamped(dev, zstart(dev, 4), 8 * BLK);
 	ck_assert_int_eq(zlfs_zdev_zone_mgmt(dev, ZLFS_ZM_RESET, 4), 0);
 	check_zero_dev(dev, zstart(dev, 4), 8 * BLK);
