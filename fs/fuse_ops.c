@@ -10,6 +10,26 @@
  *
  * Every operation runs under sbi->lock (file.c drops it while waiting for
  * data I/O).  Permissions are checked by the kernel (default_permissions).
+ *
+ * Times.  With the kernel's writeback cache the kernel owns a regular
+ * file's mtime and ctime: it stamps them at write(), mmap write, truncate,
+ * O_TRUNC and fallocate, shows its own values whatever getattr answers,
+ * and sends them in a SETATTR at writeback, fsync, close and after
+ * namespace and xattr changes.  The WRITE that carries the data may reach
+ * us after that SETATTR, so the file layer's own stamps (zlfs_inode_touch)
+ * would store a time nobody saw.  With the cache on, the data operations
+ * here keep the stored mtime/ctime of regular files (ztimes_begin/end) and
+ * SETATTR stores what the kernel sends.  Without the cache
+ * (-o no_writeback_cache) the kernel asks us, and zlfs stamps them.
+ *
+ * The end.  DESTROY writes the final checkpoint (zlfs_fuse_finish) and
+ * leaves the filesystem read-only with everything flushed: for fuseblk the
+ * kernel waits for that reply before umount returns.  The superblock stays
+ * allocated until main frees it after the loop: a FORGET or RELEASE read
+ * before DESTROY may still be running on another thread.
+ *
+ * The session's userdata is main's pointer to the superblock, which is set
+ * before the loop starts (a fuseblk mount comes before the device is open).
  */
 #include <errno.h>
 #include <fuse3/fuse_lowlevel.h>
@@ -17,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "zlfs.h"
 
@@ -24,7 +45,125 @@
 
 static struct zlfs_sb *SBI(fuse_req_t req)
 {
-	return fuse_req_userdata(req);
+	return *(struct zlfs_sb *const *)fuse_req_userdata(req);
+}
+
+/*
+ * Session state (a daemon serves one filesystem): set by main before the
+ * loop, by INIT, and by the final checkpoint.
+ */
+static struct {
+	bool want_wb;         /* the writeback cache may be used */
+	bool wb;              /* INIT: it is in use */
+	bool finished;        /* the final checkpoint was attempted (under sbi->lock) */
+	int final_ret;        /* and its result */
+} sess = { .want_wb = true };
+
+void zlfs_fuse_set_writeback(bool on)
+{
+	sess.want_wb = on;
+}
+
+/* A regular file whose mtime and ctime the kernel owns (file comment). */
+static bool kernel_times(struct zinode *zi)
+{
+	return sess.wb && S_ISREG(zf_le16_to_cpu(zi_raw(zi)->i_mode));
+}
+
+/* A regular file's mtime and ctime as stored. */
+struct cmtimes {
+	zf_le64 m, c;
+	zf_le32 mn, cn;
+};
+
+static void get_times(struct zinode *zi, struct cmtimes *t)
+{
+	struct zf_inode *ri = zi_raw(zi);
+	t->m = ri->i_mtime;
+	t->mn = ri->i_mtime_nsec;
+	t->c = ri->i_ctime;
+	t->cn = ri->i_ctime_nsec;
+}
+
+/*
+ * Data operations on files whose times the kernel owns, in flight: file.c
+ * drops sbi->lock while the I/O runs, and a SETATTR with the kernel's
+ * times may be stored meanwhile, which the operation's end must keep
+ * rather than what it saw at its start.  Under sbi->lock; a few at a time.
+ */
+struct tguard {
+	uint32_t ino;
+	uint32_t users;
+	bool set;                /* a SETATTR stored times since the first user began */
+	struct cmtimes t;        /* and these were the times it left */
+	struct tguard *next;
+};
+static struct tguard *tguards;
+
+static struct tguard *tguard_find(uint32_t ino)
+{
+	struct tguard *g = tguards;
+	while (g && g->ino != ino)
+		g = g->next;
+	return g;
+}
+
+/* What a data operation keeps of the times (ztimes_begin .. ztimes_end). */
+struct ztimes {
+	bool keep;               /* the kernel owns them */
+	struct cmtimes t;        /* as they were at the start */
+	struct tguard *g;        /* NULL without memory: then the start's win */
+};
+
+static void ztimes_begin(struct zinode *zi, struct ztimes *zt)
+{
+	zt->keep = kernel_times(zi);
+	zt->g = NULL;
+	if (!zt->keep)
+		return;
+	get_times(zi, &zt->t);
+	if (!(zt->g = tguard_find(zi->ino)) && (zt->g = calloc(1, sizeof(*zt->g)))) {
+		zt->g->ino = zi->ino;
+		zt->g->next = tguards;
+		tguards = zt->g;
+	}
+	if (zt->g)
+		zt->g->users++;
+}
+
+/* Put back the times file.c stamped over: the start's, or a SETATTR's since. */
+static void ztimes_end(struct zlfs_sb *sbi, struct zinode *zi, struct ztimes *zt)
+{
+	if (!zt->keep)
+		return;
+	struct tguard *g = zt->g;
+	const struct cmtimes *t = g && g->set ? &g->t : &zt->t;
+	struct zf_inode *ri = zi_raw(zi);   /* again: the inode block may have moved */
+	if (ri->i_mtime != t->m || ri->i_mtime_nsec != t->mn || ri->i_ctime != t->c ||
+	    ri->i_ctime_nsec != t->cn) {
+		ri->i_mtime = t->m;
+		ri->i_mtime_nsec = t->mn;
+		ri->i_ctime = t->c;
+		ri->i_ctime_nsec = t->cn;
+		zlfs_inode_dirty(sbi, zi);
+	}
+	if (g && !--g->users) {
+		struct tguard **pp = &tguards;
+		while (*pp != g)
+			pp = &(*pp)->next;
+		*pp = g->next;
+		free(g);
+	}
+}
+
+/* SETATTR stored times: operations in flight on the file end with these. */
+static void ztimes_setattr(struct zinode *zi)
+{
+	struct tguard *g = tguard_find(zi->ino);
+	if (g) {
+		g->set = true;
+		get_times(zi, &g->t);
+	}
 }
 
 static uint32_t to_ino(fuse_ino_t ino)
@@ -210,6 +349,31 @@ static void virt_readdir(fuse_req_t req, size_t size, off_t off, bool plus)
 	free(buf);
 }
 
+/*
+ * The virtual directory's one attribute, user.zlfs.pid: the daemon's pid, so
+ * that zlfs-umount can wait for the daemon to exit after the unmount (the
+ * daemon exits only after its final checkpoint and closing the device).
+ */
+#define VIRT_PID_XATTR "user.zlfs.pid"
+
+static void virt_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	char val[32];
+	int n;
+
+	if (ino != VINO_DIR || strcmp(name, VIRT_PID_XATTR)) {
+		fuse_reply_err(req, ENODATA);
+		return;
+	}
+	n = snprintf(val, sizeof(val), "%ld", (long)getpid());
+	if (!size)
+		fuse_reply_xattr(req, (size_t)n);
+	else if (size < (size_t)n)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, val, (size_t)n);
+}
+
 static int get_dir(struct zlfs_sb *sbi, fuse_ino_t ino, struct zinode **out)
 {
 	return zlfs_dir_iget(sbi, to_ino(ino), out);
@@ -252,8 +416,12 @@ static int do_create(struct zlfs_sb *sbi, fuse_req_t req, fuse_ino_t parent, con
 static void zl_init(void *userdata, struct fuse_conn_info *conn)
 {
 	(void)userdata;
-	if (conn->capable & FUSE_CAP_WRITEBACK_CACHE)
+	if (sess.want_wb && (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+	else
+		conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+	/* read by every request after this one, which the kernel sends only after INIT's reply */
+	sess.wb = (conn->want & FUSE_CAP_WRITEBACK_CACHE) != 0;
 	if (conn->capable & FUSE_CAP_READDIRPLUS)
 		conn->want |= FUSE_CAP_READDIRPLUS;
 	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
@@ -270,12 +438,34 @@ static void zl_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_readahead = 1u << 20;
 }
 
+/*
+ * The final checkpoint, once: background GC stopped, every inode let go
+ * (unlinked ones freed), a checkpoint with the umount flag, flushed; then
+ * read-only, so nothing after it (a straggling request, zlfs_unmount)
+ * writes to the device again.  Called by DESTROY and by main after the
+ * loop (for a session that never got that far); the result of the one
+ * that ran.
+ */
+int zlfs_fuse_finish(struct zlfs_sb *sbi)
+{
+	int ret;
+
+	zlfs_gc_stop(sbi);
+	pthread_mutex_lock(&sbi->lock);
+	if (!sess.finished) {
+		zlfs_inode_release_all(sbi);
+		sess.final_ret = !sbi->ro && !sbi->fatal ? zlfs_checkpoint(sbi, true) : 0;
+		sbi->ro = true;
+		sess.finished = true;
+	}
+	ret = sess.final_ret;
+	pthread_mutex_unlock(&sbi->lock);
+	return ret;
+}
+
 static void zl_destroy(void *userdata)
 {
-	struct zlfs_sb *sbi = userdata;
-	pthread_mutex_lock(&sbi->lock);
-	zlfs_inode_release_all(sbi);
-	pthread_mutex_unlock(&sbi->lock);
+	zlfs_fuse_finish(*(struct zlfs_sb **)userdata);
 }
 
 static void zl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -418,7 +608,9 @@ static void zl_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		goto out;
 	struct zf_inode *ri = zi_raw(zi);
 	mode_t mode = zf_le16_to_cpu(ri->i_mode);
+	bool kt = kernel_times(zi);
 	if (to_set & FUSE_SET_ATTR_SIZE) {
+		struct ztimes t;
 		if (S_ISDIR(mode)) {
 			ret = -EISDIR;
 			goto out;
@@ -427,7 +619,11 @@ static void zl_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 			ret = -EINVAL;
 			goto out;
 		}
-		if ((ret = zlfs_file_truncate(sbi, zi, (uint64_t)attr->st_size)))
+		/* the kernel sends its times along (below) when it changed them */
+		ztimes_begin(zi, &t);
+		ret = zlfs_file_truncate(sbi, zi, (uint64_t)attr->st_size);
+		ztimes_end(sbi, zi, &t);
+		if (ret)
 			goto out;
 		ri = zi_raw(zi);
 	}
@@ -451,8 +647,10 @@ static void zl_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		set_time(&ri->i_mtime, &ri->i_mtime_nsec, &attr->st_mtim);
 	if (to_set & FUSE_SET_ATTR_CTIME)
 		set_time(&ri->i_ctime, &ri->i_ctime_nsec, &attr->st_ctim);
-	else
+	else if (!kt)   /* the kernel kept its ctime: so do we */
 		set_time(&ri->i_ctime, &ri->i_ctime_nsec, &now);
+	if (kt)
+		ztimes_setattr(zi);
 	zlfs_inode_dirty(sbi, zi);
 	zlfs_inode_stat(sbi, zi, &st);
 out:
@@ -633,6 +831,19 @@ static void zl_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 
 /* ---- files ------------------------------------------------------------------------------ */
 
+/*
+ * atomic_o_trunc: the kernel leaves O_TRUNC to us.  With the writeback
+ * cache it stamps the file's times itself at open and sends them later.
+ */
+static int trunc_open(struct zlfs_sb *sbi, struct zinode *zi)
+{
+	struct ztimes t;
+	ztimes_begin(zi, &t);
+	int ret = zlfs_file_truncate(sbi, zi, 0);
+	ztimes_end(sbi, zi, &t);
+	return ret;
+}
+
 static void zl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct zlfs_sb *sbi = SBI(req);
@@ -653,8 +864,8 @@ static void zl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		else if (S_ISDIR(zf_le16_to_cpu(zi_raw(zi)->i_mode)))
 			ret = -EISDIR;
 		else if ((fi->flags & O_TRUNC) && S_ISREG(zf_le16_to_cpu(zi_raw(zi)->i_mode)) &&
-			 (ret = zlfs_file_truncate(sbi, zi, 0)))
-			;   /* atomic_o_trunc: the kernel leaves O_TRUNC to us */
+			 (ret = trunc_open(sbi, zi)))
+			;
 		else
 			zi->nopen++;
 	}
@@ -729,8 +940,11 @@ static void zl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	if (!(ret = writable(sbi)) &&
 	    !(ret = zlfs_balance(sbi, (size + ZF_BLKSIZE - 1) / ZF_BLKSIZE + 3)) &&
 	    !(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
+		struct ztimes t;
+		ztimes_begin(zi, &t);
 		/* the kernel computed the offset, O_APPEND included */
 		ret = zlfs_file_write(sbi, zi, buf, size, (uint64_t)off);
+		ztimes_end(sbi, zi, &t);
 	}
 	unlock(sbi);
 	if (ret)
@@ -793,8 +1007,13 @@ static void zl_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 	VIRT_REFUSE(req, ino);
 	lock(sbi);
 	if (!(ret = writable(sbi)) && !(ret = zlfs_balance(sbi, 4)) &&
-	    !(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
+	    !(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
+		/* the kernel stamps fallocate's times (and sends them) itself */
+		struct ztimes t;
+		ztimes_begin(zi, &t);
 		ret = zlfs_file_fallocate(sbi, zi, mode, (uint64_t)off, (uint64_t)len);
+		ztimes_end(sbi, zi, &t);
+	}
 	unlock(sbi);
 	fuse_reply_err(req, -ret);
 }
@@ -1029,7 +1248,8 @@ static void zl_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 		return;
 	}
 	if (is_virt(ino)) {
-		fuse_reply_err(req, ENODATA);
+		free(buf);
+		virt_getxattr(req, ino, name, size);
 		return;
 	}
 	lock(sbi);

@@ -14,6 +14,7 @@
  *                          FSYNC mark, rolled forward at mount (default), or
  *                          a whole checkpoint (the old way, for comparison)
  *   ro                     mount read-only
+ *   no_writeback_cache     no kernel writeback cache (writes go through at once)
  *
  * Order of events: (fork, unless -f) -> open and mount the device -> FUSE
  * session and kernel mount -> tell the parent it worked -> serve -> on
@@ -22,6 +23,15 @@
  * parent waits for the child's verdict so errors reach the terminal and
  * the exit status.  A device still held by a daemon that is exiting (an
  * unmount just before) is retried for a few seconds.
+ *
+ * A block device is mounted as fuseblk (when root): then the kernel sends
+ * DESTROY at umount and waits for its reply, which comes after the final
+ * checkpoint (fuse_ops.c), so umount returns with the device clean.  The
+ * kernel holds the device exclusively for such a mount, and would refuse
+ * to if we held it O_EXCL already, so the order changes: the kernel mount
+ * first (its claim keeps any other owner out from then on), then the
+ * device opened without O_EXCL (the spec option excl=0).  Images and
+ * plain files are mounted as fuse; zlfs-umount waits for those (umount.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,15 +40,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "zlfs.h"
 
+/* fuse_ops.c */
 extern const struct fuse_lowlevel_ops zlfs_ops;
+void zlfs_fuse_set_writeback(bool on);
+int zlfs_fuse_finish(struct zlfs_sb *sbi);
 
 struct cli {
 	const char *device;
 	struct zlfs_opts o;
+	bool no_wb;
 	int nonopt;
 	int err;
 };
@@ -108,6 +123,10 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 			}
 			return 0;
 		}
+		if (!strcmp(arg, "no_writeback_cache")) {
+			c->no_wb = true;
+			return 0;
+		}
 		if (!strcmp(arg, "ro"))
 			c->o.ro = true;
 		return 1;
@@ -147,9 +166,47 @@ static void usage(const char *prog)
 	printf("usage: %s DEVICE MOUNTPOINT [-o OPTIONS] [-f] [-d]\n"
 	       "zlfs options: mode=zwl|nolock|zwp, sched_NAME=VALUE (dispatcher tunables), ro,\n"
 	       "  gc=off|on|urgent, gc_policy=auto|greedy|cb, gc_idle_ms=N, gc_sleep_ms=N,\n"
-	       "  gc_no_gc_pct=N, gc_boost_pct=N, fsync=rollforward|checkpoint\n"
-	       "DEVICE is a device spec: /dev/..., an image path, or mem:OPTS (see README).\n",
+	       "  gc_no_gc_pct=N, gc_boost_pct=N, fsync=rollforward|checkpoint, no_writeback_cache\n"
+	       "DEVICE is a device spec: /dev/..., an image path, or mem:OPTS (see README).\n"
+	       "Unmount with zlfs-umount MOUNTPOINT: it waits for the final checkpoint, as\n"
+	       "umount does for a block device (fuseblk); fusermount3 -u does not wait.\n",
 	       prog);
+}
+
+/* The path of a spec that names a block device (malloc()ed), else NULL. */
+static char *blockdev_path(const char *spec)
+{
+	const char *q = strchr(spec, '?');
+	struct stat st;
+	char *path;
+
+	if (!strncmp(spec, "mem:", 4))
+		return NULL;
+	path = q ? strndup(spec, (size_t)(q - spec)) : strdup(spec);
+	if (path && (stat(path, &st) < 0 || !S_ISBLK(st.st_mode))) {
+		free(path);
+		path = NULL;
+	}
+	return path;
+}
+
+/* The spec with excl=0 added: the kernel holds the device (fuseblk). */
+static char *shared_spec(const char *spec)
+{
+	char *s;
+	if (asprintf(&s, "%s%sexcl=0", spec, strchr(spec, '?') ? "," : "?") < 0)
+		return NULL;
+	return s;
+}
+
+/* Does someone hold path exclusively (a daemon still exiting, mkfs)? 0 or -errno. */
+static int probe_excl(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_EXCL | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
 }
 
 /* fsname for /proc/mounts: the spec as given, commas escaped for -o. */
@@ -179,23 +236,41 @@ int main(int argc, char **argv)
 	struct fuse_session *se = NULL;
 	int status_fd = -1, ret = 1;
 	char err[256] = "";
+	char *blkpath = NULL, *mspec = NULL;
+	bool blk = false;
 
 	memset(&c, 0, sizeof(c));
 	zlfs_disp_opts_default(&c.o.disp);
 	zlfs_gc_opts_default(&c.o.gc);
 	if (fuse_opt_parse(&args, &c, NULL, opt_proc) || c.err)
 		return 1;
+	zlfs_fuse_set_writeback(!c.no_wb);
+	if (c.device && (blkpath = blockdev_path(c.device))) {
+		if (geteuid() == 0)
+			blk = true;
+		else
+			fprintf(stderr, "zlfs: warning: %s mounted as plain fuse (fuseblk needs root): "
+				"umount returns before the final checkpoint; use zlfs-umount\n",
+				blkpath);
+	}
 	/*
 	 * fsname before fuse_parse_cmdline: without it libfuse adds
 	 * subtype=zlfs and the mount's type becomes "fuse.zlfs" even when
 	 * mounted as plain "fuse" (xfstests' FSTYP=fuse checks it).
-	 * mount -t fuse.zlfs passes subtype=zlfs itself.
+	 * mount -t fuse.zlfs (mount.fuse3 3.14) passes no subtype either;
+	 * -o subtype=zlfs asks for one.  fuseblk: the source is the device
+	 * itself (the kernel opens it), so no options; its block size is
+	 * the filesystem's.
 	 */
 	if (c.device) {
-		char *fsn = fsname_opt(c.device);
+		char *fsn = fsname_opt(blk ? blkpath : c.device);
 		if (!fsn || fuse_opt_add_arg(&args, "-o") || fuse_opt_add_arg(&args, fsn))
 			return 1;
 		free(fsn);
+		if (blk && (fuse_opt_add_arg(&args, "-oblkdev") ||
+			    fuse_opt_add_arg(&args, "-oblksize=4096") ||
+			    !(mspec = shared_spec(c.device))))
+			return 1;
 	}
 	if (fuse_parse_cmdline(&args, &fopts)) {
 		usage(argv[0]);
@@ -241,9 +316,10 @@ int main(int argc, char **argv)
 	}
 
 	for (int tries = 0;; tries++) {
-		ret = zlfs_mount(c.device, &c.o, &sbi, err, sizeof(err));
+		/* fuseblk: only whether the kernel mount will get the device */
+		ret = blk ? probe_excl(blkpath) : zlfs_mount(c.device, &c.o, &sbi, err, sizeof(err));
 		/* mounted now: refuse; just unmounted: its daemon is still exiting */
-		if (ret != -EBUSY || tries >= 50 || spec_is_mounted(c.device))
+		if (ret != -EBUSY || tries >= 50 || spec_is_mounted(blk ? blkpath : c.device))
 			break;
 		usleep(100000);    /* the previous daemon is still letting go */
 	}
@@ -253,7 +329,7 @@ int main(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
-	se = fuse_session_new(&args, &zlfs_ops, sizeof(zlfs_ops), sbi);
+	se = fuse_session_new(&args, &zlfs_ops, sizeof(zlfs_ops), &sbi);
 	if (!se) {
 		ret = 1;
 		goto out_unmount;
@@ -261,6 +337,14 @@ int main(int argc, char **argv)
 	if (fuse_set_signal_handlers(se) || fuse_session_mount(se, fopts.mountpoint)) {
 		ret = 1;
 		goto out_session;
+	}
+	if (blk && (ret = zlfs_mount(mspec, &c.o, &sbi, err, sizeof(err)))) {
+		fprintf(stderr, "zlfs: cannot mount %s: %s%s\n", c.device,
+			err[0] ? err : zlfs_zdev_strerror(ret),
+			ret == -EBUSY ? " (does the kernel refuse writes to mounted devices? "
+					"bdev_allow_write_mounted)" : "");
+		ret = 1;
+		goto out_kunmount;
 	}
 	if (status_fd >= 0) {
 		char st = 0;
@@ -292,14 +376,25 @@ int main(int argc, char **argv)
 		ret = fuse_session_loop_mt(se, cfg);
 		fuse_loop_cfg_destroy(cfg);
 	}
+	/*
+	 * Written already if DESTROY came (fuseblk).  A signal ends the loop
+	 * with the kernel still holding a fuseblk device: the checkpoint goes
+	 * first, so no other mount can have the device before it is clean.
+	 */
+	zlfs_fuse_finish(sbi);
+out_kunmount:
 	fuse_session_unmount(se);
 	fuse_remove_signal_handlers(se);
 out_session:
 	fuse_session_destroy(se);
 out_unmount:
-	if (zlfs_unmount(sbi)) {
-		fprintf(stderr, "zlfs: the final checkpoint failed\n");
-		ret = 1;
+	/* written already unless the session never ran; zlfs_unmount then only lets go */
+	if (sbi) {
+		int fin = zlfs_fuse_finish(sbi);
+		if (zlfs_unmount(sbi) || fin) {
+			fprintf(stderr, "zlfs: the final checkpoint failed\n");
+			ret = 1;
+		}
 	}
 	sbi = NULL;
 out:
@@ -310,6 +405,8 @@ out:
 		close(status_fd);
 	}
 	free(fopts.mountpoint);
+	free(blkpath);
+	free(mspec);
 	fuse_opt_free_args(&args);
 	return ret ? 1 : 0;
 }

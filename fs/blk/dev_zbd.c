@@ -18,6 +18,9 @@
  *
  * Locks: lock guards inflight and the counters; append_lock serialises
  * emulated appends.  The device is opened O_EXCL: one owner at a time.
+ * excl=0 leaves O_EXCL out, for the one owner that cannot have it: the zlfs
+ * daemon of a fuseblk mount, whose device the kernel already holds
+ * exclusively (its claim would refuse ours, and keeps everyone else out).
  */
 #include <fcntl.h>
 #include <libzbd/zbd.h>
@@ -394,14 +397,16 @@ static uint32_t max_io_bytes(int fd)
 
 int zbd_backend_open(const char *path, struct zopts *o, struct zlfs_zdev **out)
 {
-	uint64_t qd = 64, nozwl = 1, zs = 64ull << 20;
+	uint64_t qd = 64, nozwl = 1, zs = 64ull << 20, excl = 1;
 	struct zlfs_zdev_geom *g;
 	struct zbdev *d;
 	int ret, zoned;
 
 	if ((ret = zopts_u64(o, "qd", &qd)) || (ret = zopts_u64(o, "nozwl", &nozwl)) ||
-	    (ret = zopts_size(o, "zone_size", &zs)) || (ret = zopts_check_unused(o)))
+	    (ret = zopts_size(o, "zone_size", &zs)) || (ret = zopts_u64(o, "excl", &excl)) ||
+	    (ret = zopts_check_unused(o)))
 		return ret;
+	int oexcl = excl ? O_EXCL : 0;
 	if (qd < 1 || qd > 4096) {
 		zdev_set_errmsg("qd must be 1..4096");
 		return -EINVAL;
@@ -417,7 +422,7 @@ int zbd_backend_open(const char *path, struct zopts *o, struct zlfs_zdev **out)
 	zoned = zbd_device_is_zoned(path);
 	if (zoned > 0) {
 		struct zbd_info info;
-		d->fd = zbd_open(path, O_RDWR | O_DIRECT | O_EXCL, &info);
+		d->fd = zbd_open(path, O_RDWR | O_DIRECT | oexcl, &info);
 		if (d->fd < 0) {
 			ret = zbd_err();
 			zdev_set_errmsg("%s: %s", path, strerror(-ret));
@@ -449,7 +454,7 @@ int zbd_backend_open(const char *path, struct zopts *o, struct zlfs_zdev **out)
 	} else {
 		uint64_t bytes = 0;
 		int lbs = 512;
-		d->fd = open(path, O_RDWR | O_DIRECT | O_EXCL | O_CLOEXEC);
+		d->fd = open(path, O_RDWR | O_DIRECT | oexcl | O_CLOEXEC);
 		if (d->fd < 0) {
 			ret = -errno;
 			zdev_set_errmsg("%s: %s", path, strerror(errno));
