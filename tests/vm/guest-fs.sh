@@ -12,10 +12,30 @@
 # remount, the large files' checksums, then the trees compared again.
 # Then on each, a volume 80% (ZNS: 60%) full rewritten several times over,
 # so GC cleans throughout, every byte checked, fsck.f2fs on the device.
+# Each of these ends with the kernel cross-mount (cross_mount): zlfs's tree
+# is recorded (stat fields, sha256 of every file), zlfs unmounted, the
+# kernel's f2fs mounts the volume read-write and must show the same tree,
+# then creates, appends to, removes and renames files; fsck.f2fs; zlfs
+# mounts what the kernel left and must show exactly the kernel's tree; the
+# kernel log must stay clean.
 # On null_blk also a volume made by mkfs.f2fs -m (main area starting in
 # conventional zones): the kernel's f2fs writes, zlfs reads and writes, the
 # kernel reads again, the kernel log stays clean.
+# Last on each, the crash test (crash): files written and fsync'd (new ones,
+# an older one overwritten and appended, one fdatasync'd), zlfs killed with
+# SIGKILL right after the fsyncs returned; the kernel's f2fs mounts the
+# volume read-write (its roll-forward recovery) and must find every fsync'd
+# file whole, fsck.f2fs, then zlfs finds them too. Again with zlfs mounting
+# first (its own recovery), fsck.f2fs (write pointers included), the kernel.
+#
+# ZLFS_VM_FS_ONLY (pass it with ZLFS_VM_PASSENV=ZLFS_VM_FS_ONLY) runs a part
+# only: keys separated by blanks or commas, from three groups: parts
+# (volume gc kernel crash), devices (nullblk zns), volume modes (nolock zwl).
+# A group none of whose keys is given is not filtered: ZLFS_VM_FS_ONLY=crash
+# is the crash test on both devices, "volume zwl nullblk" one volume test.
+# Unset or empty: everything.
 # One "vm-test: NAME ok|FAIL" line per check; last line "vm-test: all done".
+# shellcheck disable=SC2317 # functions called through check()
 set -u
 build=${1:-${ZLFS_BUILD:-}}
 mnt=/tmp/zlfs-mnt
@@ -32,15 +52,242 @@ for b in /sys/block/nvme0n*; do
 	if [ "$(cat "$b/queue/zoned")" = host-managed ]; then zns=/dev/${b##*/}; else meta=/dev/${b##*/}; fi
 done
 
-fsck_dev() {  # NAME DEV
-	local out
-	out=$(fsck.f2fs --dry-run "$2" 2>&1)
-	if [ $? -ne 0 ] || echo "$out" | grep -qE '\[Fail\]|\[FAIL\]|\[ASSERT\]'; then
-		echo "$out" | grep -E '\[Fail\]|\[FAIL\]|\[ASSERT\]|rror' | head
+# fsck_dev NAME DEV [wp]: fsck.f2fs --dry-run must find nothing; with wp the
+# write pointers must have been checked too where fsck.f2fs can (it checks
+# them only when the first device is zoned)
+fsck_dev() {
+	local out rc note=
+	out=$(fsck.f2fs --dry-run "$2" 2>&1 < /dev/null)
+	rc=$?
+	if [ -n "${3:-}" ]; then
+		if echo "$out" | grep -qE 'Write pointers consistency.*\[Ok'; then
+			note=", write pointers consistent"
+		elif [ "$(cat "/sys/block/${2#/dev/}/queue/zoned")" = none ]; then
+			note=", no write pointer check behind a conventional first device"
+		else
+			echo "$out" | grep -iE 'write pointer|curseg' | head
+			fail "fsck.f2fs on the zoned device ($1)" "no write pointer check in its output"
+			return
+		fi
+	fi
+	if [ $rc -ne 0 ] || echo "$out" | grep -qE '\[Fail\]|\[FAIL\]|\[ASSERT\]'; then
+		echo "$out" | grep -E '\[Fail\]|\[FAIL\]|\[ASSERT\]|rror|[Ww]rite pointer' | head
 		fail "fsck.f2fs on the zoned device ($1)"
 	else
-		ok "fsck.f2fs on the zoned device ($1)"
+		ok "fsck.f2fs on the zoned device ($1$note)"
 	fi
+}
+
+# ---------------------------------------------------------------- devices, unmount
+# vol_devs DEV: the devices of the volume whose first device is DEV;
+# zoned_dev DEV: its zoned one
+vol_devs() { if [ -n "$meta" ] && [ "$1" = "$meta" ]; then echo "$1 $zns"; else echo "$1"; fi; }
+zoned_dev() { if [ -n "$meta" ] && [ "$1" = "$meta" ]; then echo "$zns"; else echo "$1"; fi; }
+
+# dev_free DEV: no one holds DEV exclusively (a mounted filesystem, a zlfs daemon)
+dev_free() { perl -MFcntl -e 'sysopen(my $f, $ARGV[0], O_RDONLY | O_EXCL) or exit 1' "$1" 2> /dev/null; }
+# released DEV...: wait up to 30 s for that (a killed process's io_uring may
+# let go of its files a little after the process is gone)
+released() {
+	local d i
+	for d; do
+		for ((i = 0; i < 300; i++)); do
+			dev_free "$d" && break
+			sleep 0.1
+		done
+		dev_free "$d" || { echo "$d still held 30 s on"; return 1; }
+	done
+}
+# zlfs_pid MNT: the zlfs daemon serving MNT (by its command line)
+zlfs_pid() {
+	local p x a
+	for p in /proc/[0-9]*; do
+		mapfile -d '' -t a < "$p/cmdline" 2> /dev/null || continue
+		[ "${a[0]:-}" = "$build/fs/zlfs" ] || continue
+		for x in "${a[@]:1}"; do
+			[ "$x" = "$1" ] && { echo "${p#/proc/}"; return 0; }
+		done
+	done
+	return 1
+}
+# gone PID: wait up to 60 s for PID to exit
+gone() {
+	local i st
+	for ((i = 0; i < 600; i++)); do
+		st=$(cat "/proc/$1/stat" 2> /dev/null) || return 0
+		st=${st##*) }
+		[ "${st%% *}" = Z ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# zlfs_umount MNT DEV: unmount zlfs and wait until its daemon has exited (the
+# final checkpoint written) and let go of the volume's devices
+zlfs_umount() {
+	local pid
+	pid=$(zlfs_pid "$1")
+	fusermount3 -u "$1" || return 1
+	if [ -n "$pid" ] && ! gone "$pid"; then
+		echo "zlfs daemon $pid still running 60 s after the unmount"
+		return 1
+	fi
+	# shellcheck disable=SC2046 # one word per device
+	released $(vol_devs "$2")
+}
+
+# ---------------------------------------------------------------- the kernel's f2fs
+# klog_mark WHAT: a mark in the kernel log; klog prints what came after it
+kmark=0
+klog_mark() { kmark=$((kmark + 1)); echo "zlfs-vm: mark $kmark: $1" > /dev/kmsg; }
+klog() { dmesg -r | awk -v m="zlfs-vm: mark $kmark: " 'index($0, m) { p = 1; next } p'; }
+# klog_check NAME [strict]: show the kernel's messages since the mark
+# ("kernel: <level>[time] text"). FAIL on error level and worse (f2fs_err,
+# I/O errors), WARN_ON traces (what f2fs_bug_on prints), BUG, Oops,
+# "inconsistent", failed roll-forward steps ("err = -N"). Notices such as
+# "Mounted with checkpoint version" are normal, and after a crash so are
+# the zone repairs at mount ("Unaligned curseg ... with write pointer",
+# "Assign new section to curseg"); strict (after a clean unmount) fails on
+# those too: the kernel must find every log at its zone's write pointer.
+klog_check() {
+	local log bad pat='^<[0-3]>|f2fs_bug_on|BUG|Oops|WARNING:|cut here|Call Trace|[Ii]nconsistent|err = -[0-9]'
+	[ -z "${2:-}" ] || pat="$pat|[Ww]rite pointer|Assign new section|curseg|Not successfully unmounted"
+	log=$(klog)
+	# shellcheck disable=SC2001 # a prefix on every line
+	[ -z "$log" ] || echo "$log" | sed 's/^/  kernel: /'
+	bad=$(echo "$log" | grep -E "$pat")
+	if [ -n "$bad" ]; then
+		fail "kernel log clean ($1)" "$(echo "$bad" | head -3 | tr '\n' ' ')"
+	else
+		ok "kernel log clean ($1${2:+, no zone repairs})"
+	fi
+}
+# kernel_mount DEV: the kernel's f2fs mounts the volume read-write on $mnt
+# (the zoned device listed in its superblock comes along), the zoned device
+# on mq-deadline, on 6.1 the scheduler that keeps each zone's writes in
+# order; kernel_umount puts the old scheduler back
+ksched='' ksched_file=''
+kernel_mount() {
+	local z
+	z=$(zoned_dev "$1")
+	ksched_file=/sys/block/${z#/dev/}/queue/scheduler
+	ksched=$(sed -n 's/.*\[\(.*\)\].*/\1/p' "$ksched_file")
+	echo mq-deadline > "$ksched_file"
+	modprobe f2fs 2> /dev/null
+	mount -t f2fs "$1" "$mnt" && return 0
+	echo "$ksched" > "$ksched_file"
+	ksched=
+	return 1
+}
+kernel_umount() {
+	local r=0
+	umount "$mnt" || r=1
+	[ -z "$ksched" ] || echo "$ksched" > "$ksched_file"
+	ksched=
+	return $r
+}
+
+# ---------------------------------------------------------------- tree records
+# tree_meta DIR: one line per entry, sorted: quoted path (symlinks: and
+# target), mode, owner, links, size, device numbers, mtime in ns. zlfs's
+# virtual /.zlfs and a /lost+found (fsck's) are left out.
+tree_meta() {
+	(cd "$1" && find . \( -path ./.zlfs -o -path ./lost+found \) -prune -o -print0 |
+		xargs -0r stat -c '%N %A %u:%g links=%h size=%s dev=%t:%T mtime=%.9Y' | LC_ALL=C sort)
+}
+# tree_sums DIR: the sha256 of every regular file, sorted by path
+tree_sums() {
+	(cd "$1" && find . \( -path ./.zlfs -o -path ./lost+found \) -prune -o -type f -print0 |
+		xargs -0r sha256sum | LC_ALL=C sort -k2)
+}
+# tree_record DIR OUT: OUT.meta and OUT.sums
+tree_record() { tree_meta "$1" > "$2.meta" && tree_sums "$1" > "$2.sums"; }
+# same_tree A B: two records agree; the lines that differ are shown
+same_tree() {
+	local f r=0
+	for f in meta sums; do
+		cmp -s "$1.$f" "$2.$f" && continue
+		echo "  $f: $(diff "$1.$f" "$2.$f" | grep -c '^[<>]') lines differ (< ${1##*/}, > ${2##*/}):"
+		diff "$1.$f" "$2.$f" | grep '^[<>]' | head -20 | sed 's/^/    /'
+		r=1
+	done
+	return "$r"
+}
+# tree_size RECORD: "N entries, M files, X MiB"
+tree_size() {
+	echo "$(wc -l < "$1.meta") entries, $(wc -l < "$1.sums") files, $(grep -E "' -[-rwxsStT]{9} [0-9]+:[0-9]+ links=" "$1.meta" |
+		sed 's/.* size=\([0-9]*\) dev=.*/\1/' | awk '{ s += $1 } END { printf "%.0f", s / 1048576 }') MiB"
+}
+
+# kernel_changes D: on the kernel's mount: a new file, a new directory with a
+# small (inline) file, 5000 bytes appended to a file, one removed, one
+# renamed into the new directory (the first three files of one link, by
+# path). D.sums, the record from before, edited to match, goes to
+# D-after.sums (only the files changed are read again). Prints what it did.
+kernel_changes() {
+	local d=$1 app rmf mvf files list
+	# (no process substitution: the guest has no /dev/fd)
+	list=$(cd "$mnt" && find . -path ./lost+found -prune -o -type f -links 1 -size +0 -print | LC_ALL=C sort | head -3)
+	mapfile -t files <<< "$list"
+	app=${files[0]:-} rmf=${files[1]:-} mvf=${files[2]:-}
+	if ! (cd "$mnt" && head -c 100013 /dev/urandom > kernel-new && mkdir kernel-dir &&
+		echo "written by the kernel's f2fs" > kernel-dir/small &&
+		{ [ -z "$app" ] || head -c 5000 /dev/urandom >> "$app"; } &&
+		{ [ -z "$rmf" ] || rm "$rmf"; } &&
+		{ [ -z "$mvf" ] || mv "$mvf" kernel-dir/renamed; }); then
+		echo "a change failed"
+		return 1
+	fi
+	{
+		awk -v app="$app" -v rmf="$rmf" -v mvf="$mvf" '{ p = substr($0, 67) }
+			p == app || p == rmf { next }
+			p == mvf { print substr($0, 1, 66) "./kernel-dir/renamed"; next }
+			{ print }' "$d.sums"
+		(cd "$mnt" && sha256sum ./kernel-new ./kernel-dir/small ${app:+"$app"})
+	} | LC_ALL=C sort -k2 > "$d-after.sums" || { echo "sha256sum failed"; return 1; }
+	echo "created kernel-new, kernel-dir/small${app:+; appended to $app}${rmf:+; removed $rmf}${mvf:+; renamed $mvf to kernel-dir/renamed}"
+}
+
+# cross_mount NAME DEV [ZLFS-OPTIONS...]: zlfs has DEV's volume mounted on
+# $mnt. Its tree is recorded and zlfs unmounted; the kernel's f2fs mounts
+# the volume read-write, must show the same tree, and changes it
+# (kernel_changes); fsck.f2fs; zlfs mounts again (with ZLFS-OPTIONS) and
+# must show exactly the kernel's tree; unmounted at the end.
+cross_mount() {
+	local name=$1 t="$1, kernel cross-mount" dev=$2 d=/tmp/cross s=$SECONDS what r0 r1 r2
+	shift 2
+	rm -rf "$d" && mkdir -p "$d"
+	tree_record "$mnt" "$d/zlfs"
+	r0=$((SECONDS - s))
+	zlfs_umount "$mnt" "$dev" || { fail "zlfs unmount ($t)"; return; }
+	klog_mark "$t"
+	if ! kernel_mount "$dev"; then
+		fail "kernel f2fs mounts the volume read-write ($t)" "$(klog | tail -3 | tr '\n' ' ')"
+		return
+	fi
+	ok "kernel f2fs mounts the volume read-write ($t)"
+	r1=$SECONDS
+	tree_record "$mnt" "$d/kernel"
+	r1=$((SECONDS - r1))
+	check "kernel f2fs sees zlfs's tree ($t: $(tree_size "$d/zlfs"))" same_tree "$d/zlfs" "$d/kernel"
+	if what=$(kernel_changes "$d/kernel") && tree_meta "$mnt" > "$d/kernel-after.meta"; then
+		ok "kernel f2fs changes the tree ($t: $what)"
+	else
+		fail "kernel f2fs changes the tree ($t)" "$what"
+	fi
+	kernel_umount || fail "kernel unmount ($t)"
+	klog_check "$t" strict
+	fsck_dev "$t, after the kernel" "$dev"
+	if ! "$build/fs/zlfs" "$dev" "$mnt" "$@"; then
+		fail "zlfs mounts what the kernel left ($t)"
+		return
+	fi
+	r2=$SECONDS
+	tree_record "$mnt" "$d/zlfs-after"
+	r2=$((SECONDS - r2))
+	check "zlfs sees exactly the kernel's changes ($t)" same_tree "$d/kernel-after" "$d/zlfs-after"
+	zlfs_umount "$mnt" "$dev" || fail "zlfs unmount ($t)"
+	echo "kernel cross-mount ($name): $((SECONDS - s)) s; the tree records (stat, sha256sum):" \
+		"zlfs $r0 s, kernel $r1 s, zlfs after the kernel $r2 s"
 }
 
 # big_files MNT: N files of 64 MiB of random data; their checksums in /tmp/sums
@@ -59,6 +306,7 @@ volume() {
 	check "mkfs.zlfs ($name)" "$build/mkfs/mkfs.zlfs" -f "$@"
 	fsck_dev "$name, fresh from mkfs" "$dev"
 	for mode in nolock zwl; do
+		sel "$modes" $mode || continue
 		local t="$name, $mode"
 		rm -rf "${ref:?}"/*
 		"$build/mkfs/mkfs.zlfs" -f "$@" > /dev/null
@@ -71,8 +319,7 @@ volume() {
 		check "fsops 2000 operations ($t)" "$build/tests/fsops" \
 			--no setxattr,getxattr,listxattr,removexattr "$mnt" "$ref" 7 2000
 		check "320 MiB in large files ($t)" big_files "$mnt"
-		fusermount3 -u "$mnt"
-		sleep 0.5
+		zlfs_umount "$mnt" "$dev" || fail "unmount ($t)"
 		echo "kernel write errors so far (unaligned writes the recovery queue resubmits in nolock):" \
 			"$(dmesg | grep -c 'I/O Error')"
 		fsck_dev "$t" "$dev"
@@ -83,8 +330,7 @@ volume() {
 				bash -c "cd '$mnt' && sha1sum -c --quiet /tmp/sums && rm big* &&
 					touch -m -r '$ref' '$mnt'"
 			check "persistent across remount ($t)" "$build/tests/fsops" --compare "$mnt" "$ref"
-			fusermount3 -u "$mnt"
-			sleep 0.5
+			cross_mount "$t" "$dev" -o mode=$mode
 		else
 			fail "remount ($t)"
 		fi
@@ -116,15 +362,13 @@ gc_load() {
 			fail "random 4 KiB overwrites ($t)" "$(echo "$out" | tail -2 | tr '\n' ' ')"
 		fi
 	fi
-	fusermount3 -u "$mnt"
-	sleep 0.5
+	zlfs_umount "$mnt" "$dev" || fail "unmount ($t)"
 	fsck_dev "$t" "$dev"
 	if "$build/fs/zlfs" "$dev" "$mnt"; then
 		check "data intact after remount ($t)" "$build/tests/gcload" verify /tmp/gc.state "$mnt" "$mnt"
 		[ -z "${random:-}" ] ||
 			check "random overwrites intact after remount ($t)" "$build/tests/gcload" verify /tmp/gcr.state "$mnt" "$mnt"
-		fusermount3 -u "$mnt"
-		sleep 0.5
+		cross_mount "$t" "$dev"
 	else
 		fail "remount ($t)"
 	fi
@@ -152,8 +396,7 @@ kernel_f2fs_m() {
 	check "zlfs writes there ($t)" bash -c "cp -a '$src' '$mnt/tree2' && rm -rf '$mnt/tree/d' &&
 		head -c 4M /dev/urandom > '$mnt/zbig' && sync -f '$mnt' && diff -r '$src' '$mnt/tree2' &&
 		cd '$mnt' && sha1sum zbig > /tmp/zsum"
-	fusermount3 -u "$mnt"
-	sleep 0.5
+	zlfs_umount "$mnt" "$dev" || fail "unmount ($t)"
 	fsck_dev "$t, after zlfs" "$dev"
 	if mount -t f2fs "$dev" "$mnt"; then
 		check "kernel reads what zlfs wrote ($t)" bash -c "diff -r '$src' '$mnt/tree2' && [ ! -e '$mnt/tree/d' ] && cd '$mnt' && sha1sum -c --quiet /tmp/zsum"
@@ -169,22 +412,200 @@ kernel_f2fs_m() {
 	fi
 }
 
+# ---------------------------------------------------------------- crash
+# The files of the crash test: in the checkpoint before (older), then
+# written and fsync'd right before the SIGKILL.
+crash_files="old old2 keep dir/keep2 tiny-old new1 dir/new2 newdir/new3 tiny-new"
+ckpts() { sed -n 's/^checkpoints=//p' "$mnt/.zlfs/status"; }
+# crash_put FILE SRC SYNC [DD-ARGS...]: dd SRC into FILE on $mnt (SYNC:
+# fsync, fdatasync or "": conv=SYNC, the call after the last write) and the
+# same into the expected copy in $cexp
+crash_put() {
+	local f=$1 src=$2 sy=$3
+	shift 3
+	dd if="$src" of="$mnt/$f" bs=64k conv=notrunc${sy:+,$sy} "$@" status=none &&
+		dd if="$src" of="$cexp/$f" bs=64k conv=notrunc "$@" status=none
+}
+# crash_write: the volume on $mnt gets the older files and a checkpoint
+# (sync: their data reaches zlfs; sync on the root directory: zlfs's fsync
+# of a directory checkpoints), one file written and not fsync'd, then new
+# files each fsync'd (in the root, in an older directory, in a new one, a
+# small inline one), an older file overwritten in the middle and appended
+# then fsync'd, another the same then fdatasync'd, the small older one
+# appended and fsync'd. $cexp gets the same writes. Sets cp0, cp1, cp2:
+# zlfs's checkpoint count before the sync, after it, after the fsyncs.
+cexp=/tmp/crash-exp
+crash_write() {
+	local c=/tmp/crash-src
+	rm -rf "$cexp" "$c" && mkdir -p "$cexp/dir" "$cexp/newdir" "$c" || return 1
+	head -c $((3 * 1048576 + 100)) /dev/urandom > "$cexp/old"
+	head -c $((2 * 1048576 + 5)) /dev/urandom > "$cexp/old2"
+	head -c 1048576 /dev/urandom > "$cexp/keep"
+	head -c 10000 /dev/urandom > "$cexp/dir/keep2"
+	echo "a small file: its data is inline, in the inode" > "$cexp/tiny-old"
+	head -c 12305 /dev/urandom > "$c/new1"
+	head -c $((1048576 + 123)) /dev/urandom > "$c/new2"
+	head -c 70000 /dev/urandom > "$c/new3"
+	echo "small, new, fsync'd" > "$c/tiny"
+	head -c 65536 /dev/urandom > "$c/mid"
+	head -c 102407 /dev/urandom > "$c/tail"
+	head -c 5000 /dev/urandom > "$c/mid2"
+	head -c 33333 /dev/urandom > "$c/tail2"
+	echo "appended, fsync'd" > "$c/tiny2"
+	head -c 262144 /dev/urandom > "$c/unsynced"
+	cp0=$(ckpts)
+	mkdir "$mnt/dir" && cp "$cexp/old" "$cexp/old2" "$cexp/keep" "$cexp/tiny-old" "$mnt/" &&
+		cp "$cexp/dir/keep2" "$mnt/dir/" && sync && sync "$mnt" || return 1
+	cp1=$(ckpts)
+	[ "$cp1" -gt "$cp0" ] || { echo "no checkpoint after sync $mnt"; return 1; }
+	cp "$c/unsynced" "$mnt/unsynced" &&
+		crash_put new1 "$c/new1" fsync &&
+		crash_put dir/new2 "$c/new2" fsync &&
+		mkdir "$mnt/newdir" && crash_put newdir/new3 "$c/new3" fsync &&
+		crash_put tiny-new "$c/tiny" fsync &&
+		crash_put old "$c/mid" "" oflag=seek_bytes seek=$((1048576 + 1000)) &&
+		crash_put old "$c/tail" fsync oflag=append &&
+		crash_put old2 "$c/mid2" "" oflag=seek_bytes seek=$((409600 + 10)) &&
+		crash_put old2 "$c/tail2" fdatasync oflag=append &&
+		crash_put tiny-old "$c/tiny2" fsync oflag=append || return 1
+	cp2=$(ckpts)
+}
+# crash_check MNT: every file of $crash_files has the expected size and bytes;
+# what differs is shown
+crash_check() {
+	local f a b r=0
+	for f in $crash_files; do
+		if [ ! -f "$1/$f" ]; then
+			echo "  $f: missing"
+			r=1
+			continue
+		fi
+		a=$(stat -c %s "$1/$f") b=$(stat -c %s "$cexp/$f")
+		[ "$a" = "$b" ] || { echo "  $f: $a bytes, expected $b"; r=1; }
+		cmp "$cexp/$f" "$1/$f" > /tmp/cmp.out 2>&1 || { echo "  $f: $(head -1 /tmp/cmp.out)"; r=1; }
+	done
+	return "$r"
+}
+# unsynced MNT: what became of the file written and not fsync'd (no check)
+unsynced() {
+	local n
+	[ -e "$1/unsynced" ] || { echo "absent"; return; }
+	n=$(stat -c %s "$1/unsynced")
+	if cmp -s -n "$n" "$1/unsynced" /tmp/crash-src/unsynced; then
+		echo "$n of 262144 bytes, as written"
+	else
+		echo "$n of 262144 bytes, content differs"
+	fi
+}
+# crash_run NAME DEV FIRST MKFS-ARGS...: a fresh volume, crash_write, SIGKILL;
+# FIRST (kernel or zlfs) mounts it, then the other
+crash_run() {
+	local t=$1 dev=$2 first=$3 pid cp0 cp1 cp2 s=$SECONDS
+	shift 3
+	"$build/mkfs/mkfs.zlfs" -f "$@" > /dev/null || { fail "mkfs.zlfs ($t)"; return; }
+	"$build/fs/zlfs" "$dev" "$mnt" || { fail "mount ($t)"; return; }
+	pid=$(zlfs_pid "$mnt") || { fail "zlfs daemon found ($t)"; zlfs_umount "$mnt" "$dev"; return; }
+	if ! crash_write; then
+		fail "writes and fsyncs ($t)"
+		zlfs_umount "$mnt" "$dev"
+		return
+	fi
+	kill -9 "$pid"
+	# shellcheck disable=SC2046 # one word per device
+	if ! gone "$pid" || ! umount -l "$mnt" || ! released $(vol_devs "$dev"); then
+		fail "zlfs killed with SIGKILL, devices released ($t)"
+		return
+	fi
+	ok "zlfs killed with SIGKILL right after the fsyncs returned ($t: 6 files fsync'd, 1 fdatasync'd, 2 older ones untouched; checkpoints: $((cp1 - cp0)) by sync on the root, $((cp2 - cp1)) during the fsyncs)"
+	echo "fsck.f2fs --dry-run before any recovery (information only): $(fsck.f2fs --dry-run "$dev" 2>&1 < /dev/null |
+		grep -E 'checkpoint state|[Ww]rite pointer|curseg|\[Fail\]|\[FAIL\]' | tr -s ' ' | tr '\n' ';')"
+	if [ "$first" = kernel ]; then
+		klog_mark "$t"
+		if kernel_mount "$dev"; then
+			ok "kernel f2fs mounts the crashed volume read-write ($t)"
+			check "fsync'd files intact under the kernel's roll-forward ($t)" crash_check "$mnt"
+			echo "not fsync'd, under the kernel: $(unsynced "$mnt")"
+			kernel_umount || fail "kernel unmount ($t)"
+		else
+			fail "kernel f2fs mounts the crashed volume read-write ($t)" "$(klog | tail -3 | tr '\n' ' ')"
+		fi
+		klog_check "$t"
+		fsck_dev "$t, after the kernel" "$dev" wp
+		if "$build/fs/zlfs" "$dev" "$mnt"; then
+			check "fsync'd files intact under zlfs after the kernel ($t)" crash_check "$mnt"
+			zlfs_umount "$mnt" "$dev" || fail "unmount ($t)"
+		else
+			fail "zlfs mounts what the kernel recovered ($t)"
+		fi
+	else
+		if "$build/fs/zlfs" "$dev" "$mnt"; then
+			check "fsync'd files intact after zlfs's own recovery ($t)" crash_check "$mnt"
+			echo "not fsync'd, under zlfs: $(unsynced "$mnt")"
+			zlfs_umount "$mnt" "$dev" || fail "unmount ($t)"
+		else
+			fail "zlfs mounts the crashed volume ($t)"
+			return
+		fi
+		fsck_dev "$t, after zlfs's recovery" "$dev" wp
+		klog_mark "$t"
+		if kernel_mount "$dev"; then
+			ok "kernel f2fs mounts what zlfs recovered read-write ($t)"
+			check "fsync'd files intact under the kernel after zlfs's recovery ($t)" crash_check "$mnt"
+			kernel_umount || fail "kernel unmount ($t)"
+		else
+			fail "kernel f2fs mounts what zlfs recovered read-write ($t)" "$(klog | tail -3 | tr '\n' ' ')"
+		fi
+		klog_check "$t" strict
+		fsck_dev "$t, after the kernel" "$dev"
+	fi
+	echo "crash test ($t): $((SECONDS - s)) s"
+}
+# crash NAME DEV MKFS-ARGS...: both orders
+crash() {
+	local name=$1 dev=$2
+	shift 2
+	crash_run "$name, crash, kernel first" "$dev" kernel "$@"
+	crash_run "$name, crash, zlfs first" "$dev" zlfs "$@"
+}
+
+# ---------------------------------------------------------------- which parts
+parts="volume gc kernel crash" devs="nullblk zns" modes="nolock zwl"
+only=" $(echo "${ZLFS_VM_FS_ONLY:-}" | tr ',' ' ' | xargs) "
+for k in $only; do
+	case " $parts $devs $modes " in
+	*" $k "*) ;;
+	*) echo "vm-test: ZLFS_VM_FS_ONLY key '$k' FAIL (keys: $parts $devs $modes)"; exit 1 ;;
+	esac
+done
+[ "$only" = "  " ] || echo "ZLFS_VM_FS_ONLY:$only"
+# sel GROUP KEY: does KEY run? Yes when the filter names it or no key of GROUP.
+sel() {
+	local k
+	for k in $1; do
+		case $only in *" $k "*)
+			case $only in *" $2 "*) return 0 ;; *) return 1 ;; esac ;;
+		esac
+	done
+	return 0
+}
+
 mkdir -p "$mnt" "$ref"
-if [ "${ZLFS_VM_FS_ONLY:-}" = kernel ]; then   # for a quick look at one part
-	kernel_f2fs_m /dev/nullb0
-	echo "vm-test: all done"
-	exit $failed
+if sel "$devs" nullblk; then
+	echo "/dev/nullb0: $(cat /sys/block/nullb0/queue/nr_zones) zones, $(cat /sys/block/nullb0/queue/zoned)"
+	if sel "$parts" volume; then volume "zoned null_blk" /dev/nullb0 /dev/nullb0; fi
+	if sel "$parts" gc; then random=1 gc_load "zoned null_blk" /dev/nullb0 80 4 /dev/nullb0; fi
+	if sel "$parts" kernel; then kernel_f2fs_m /dev/nullb0; fi
+	if sel "$parts" crash; then crash "zoned null_blk" /dev/nullb0 /dev/nullb0; fi
 fi
-echo "/dev/nullb0: $(cat /sys/block/nullb0/queue/nr_zones) zones, $(cat /sys/block/nullb0/queue/zoned)"
-volume "zoned null_blk" /dev/nullb0 /dev/nullb0
-random=1 gc_load "zoned null_blk" /dev/nullb0 80 4 /dev/nullb0
-kernel_f2fs_m /dev/nullb0
-if [ -z "$zns" ] || [ -z "$meta" ]; then
-	fail "ZNS and conventional NVMe namespaces present" "zns='$zns' meta='$meta'"
-else
-	echo "$zns: $(cat /sys/block/${zns#/dev/}/queue/nr_zones) zones, metadata on $meta"
-	volume "ZNS + metadata namespace" "$meta" -c "$zns" "$meta"
-	gc_load "ZNS + metadata namespace" "$meta" 60 2 -c "$zns" "$meta"
+if sel "$devs" zns && { sel "$parts" volume || sel "$parts" gc || sel "$parts" crash; }; then
+	if [ -z "$zns" ] || [ -z "$meta" ]; then
+		fail "ZNS and conventional NVMe namespaces present" "zns='$zns' meta='$meta'"
+	else
+		echo "$zns: $(cat /sys/block/${zns#/dev/}/queue/nr_zones) zones, metadata on $meta"
+		if sel "$parts" volume; then volume "ZNS + metadata namespace" "$meta" -c "$zns" "$meta"; fi
+		if sel "$parts" gc; then gc_load "ZNS + metadata namespace" "$meta" 60 2 -c "$zns" "$meta"; fi
+		if sel "$parts" crash; then crash "ZNS + metadata namespace" "$meta" -c "$zns" "$meta"; fi
+	fi
 fi
 echo "vm-test: all done"
 exit $failed
