@@ -346,7 +346,9 @@ int zlfs_checkpoint(struct zlfs_sb *sbi, bool umount)
 		pthread_cond_wait(&sbi->io_cv, &sbi->lock);
 	/* no user write is between its allocation and its commit now */
 	zlfs_seg_reloc_clear(sbi);
-	if ((ret = zlfs_node_flush(sbi)) || (ret = zlfs_seg_settle_logs(sbi)) ||
+	/* dentry and symlink blocks first: the nodes written next point at them */
+	if ((ret = zlfs_bcache_writeback(sbi)) ||
+	    (ret = zlfs_node_flush(sbi)) || (ret = zlfs_seg_settle_logs(sbi)) ||
 	    (ret = zlfs_nat_flush(sbi)) || (ret = zlfs_seg_flush(sbi)))
 		goto fail;
 	if (sbi->nr_orphans) {
@@ -459,7 +461,8 @@ int zlfs_checkpoint(struct zlfs_sb *sbi, bool umount)
 	sbi->last_cp_ms = zlfs_now_ms();
 	zlfs_node_after_cp(sbi);
 	zlfs_seg_after_cp(sbi);
-	zlfs_node_shrink(sbi);
+	zlfs_node_shrink(sbi, sbi->node_cap);
+	sbi->trim_retry = 0;   /* what was dirty is clean: a trim may free it now */
 	free(orphans);
 	free(blk);
 	return 0;

@@ -10,7 +10,8 @@
  * Each entry takes ceil(len / 8) slots; the name continues in the
  * following slots' name bytes.
  *
- * Every change rewrites its dentry block out of place (HOT_DATA log).
+ * A change rewrites its dentry block in the block cache (bcache.c), which
+ * writes it out of place (HOT_DATA log) at the next checkpoint.
  * readdir cookies are (block index << 16 | slot) + 1.
  * All calls need sbi->lock.
  */

@@ -4,7 +4,9 @@
  * Every write goes out of place: each block written gets a new address in
  * a data log (WARM_DATA for files, HOT_DATA for directory blocks), the old
  * block is invalidated, and the direct node slot is updated in memory (the
- * node is written at the next checkpoint).  Blocks are allocated and their
+ * node is written at the next checkpoint or by fsync).  Directory and
+ * symlink blocks go to the block cache instead (bcache.c), which gives them
+ * their addresses when it writes them back.  File blocks are allocated and their
  * writes submitted under sbi->lock, so each log's writes reach the
  * dispatcher in LBA order; the caller then drops the lock while waiting
  * (io_inflight keeps the checkpoint out until they complete).
@@ -55,24 +57,54 @@ static int block_addr(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, ui
 	return 0;
 }
 
+/* Blocks zlfs itself writes (dentry blocks, symlink targets): through bcache.c. */
+static bool meta_file(struct zinode *zi)
+{
+	mode_t m = zf_le16_to_cpu(zi_raw(zi)->i_mode);
+	return S_ISDIR(m) || S_ISLNK(m);
+}
+
 int zlfs_read_file_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, void *buf)
 {
 	uint32_t a;
-	int ret = block_addr(sbi, zi, index, &a);
+	int ret;
 
-	if (ret)
+	if (meta_file(zi) && zlfs_bcache_get(sbi, zi->ino, index, buf))
+		return 0;
+	if ((ret = block_addr(sbi, zi, index, &a)))
 		return ret;
 	if (a == ZF_NULL_ADDR || a == ZF_NEW_ADDR) {
 		memset(buf, 0, ZF_BLKSIZE);
 		return 0;
 	}
-	if (zlfs_bcache_get(sbi, a, buf))
-		return 0;
 	if ((ret = zlfs_read_block(sbi, a, buf)))
 		return ret;
-	if (S_ISDIR(zf_le16_to_cpu(zi_raw(zi)->i_mode)))
-		zlfs_bcache_put(sbi, a, buf);
+	if (meta_file(zi))
+		zlfs_bcache_put(sbi, zi->ino, index, buf);
 	return 0;
+}
+
+/* Read through the block cache, a block at a time (len is within i_size). */
+static int read_meta(struct zlfs_sb *sbi, struct zinode *zi, char *buf, size_t len, uint64_t off,
+		     size_t *got)
+{
+	uint8_t *blk = malloc(ZF_BLKSIZE);
+	int ret = 0;
+
+	if (!blk)
+		return -ENOMEM;
+	while (*got < len) {
+		uint64_t pos = off + *got;
+		size_t in = (size_t)(pos % ZF_BLKSIZE), k = ZF_BLKSIZE - in;
+		if (k > len - *got)
+			k = len - *got;
+		if ((ret = zlfs_read_file_block(sbi, zi, pos / ZF_BLKSIZE, blk)))
+			break;
+		memcpy(buf + *got, blk + in, k);
+		*got += k;
+	}
+	free(blk);
+	return ret;
 }
 
 int zlfs_file_read(struct zlfs_sb *sbi, struct zinode *zi, char *buf, size_t len, uint64_t off,
@@ -95,6 +127,8 @@ int zlfs_file_read(struct zlfs_sb *sbi, struct zinode *zi, char *buf, size_t len
 		*got = len;
 		return 0;
 	}
+	if (meta_file(zi))   /* a symlink's target may still be in the cache only */
+		return read_meta(sbi, zi, buf, len, off, got);
 	uint64_t first = off / ZF_BLKSIZE, last = (off + len - 1) / ZF_BLKSIZE;
 	uint32_t n = (uint32_t)(last - first + 1);
 	uint8_t *tmp = malloc((size_t)n * ZF_BLKSIZE);
@@ -218,6 +252,47 @@ static void commit_blocks(struct zlfs_sb *sbi, struct zinode *zi, uint64_t first
 	zlfs_node_dirty(sbi, zi->node);
 }
 
+/*
+ * A dentry or symlink block changes in the cache only (bcache.c writes it
+ * back).  A block the file did not have is reserved now: its slot becomes
+ * NEW_ADDR and counts in i_blocks, so stat and the free space are right
+ * before the block is written.
+ */
+static int defer_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, const void *buf,
+		       unsigned int log)
+{
+	struct znode *dn;
+	unsigned int ofs, nr;
+	int ret;
+
+	if ((ret = zlfs_get_dnode(sbi, zi, index, true, &dn, &ofs)))
+		return ret;
+	zf_le32 *slot = &zlfs_dnode_addrs(dn, &nr)[ofs];
+	uint32_t old = zf_le32_to_cpu(*slot);
+	struct zlfs_bslot bs = {
+		.nid = dn->nid,
+		.slot = (uint16_t)ofs,
+		.ofs_in_node = (uint16_t)(ofs + (dn == zi->node ? zf_extra_isize_words(zi_raw(zi)) : 0)),
+		.log = (uint8_t)log,
+		.reserve = old == ZF_NULL_ADDR || old == ZF_NEW_ADDR,
+	};
+	if (old == ZF_NULL_ADDR) {
+		if (!zlfs_avail_blocks(sbi))
+			return -ENOSPC;   /* a new block: from the user's share */
+		if ((ret = zlfs_bcache_dirty(sbi, zi->ino, index, buf, &bs)))
+			return ret;
+		struct zf_inode *ri = zi_raw(zi);
+		ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) + 1);
+		*slot = zf_cpu_to_le32(ZF_NEW_ADDR);
+		zlfs_node_dirty(sbi, dn);
+	} else if ((ret = zlfs_bcache_dirty(sbi, zi->ino, index, buf, &bs))) {
+		return ret;
+	}
+	zlfs_ext_drop(zi);
+	zlfs_node_dirty(sbi, zi->node);
+	return 0;
+}
+
 int zlfs_write_file_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index,
 			  const void *buf, unsigned int log)
 {
@@ -226,14 +301,12 @@ int zlfs_write_file_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index
 
 	if (sbi->fatal)
 		return -EROFS;
+	if (meta_file(zi))
+		return defer_block(sbi, zi, index, buf, log);
 	if ((ret = remap_block(sbi, zi, index, log, &a)))
 		return ret;
 	void *b = (void *)buf;
-	if ((ret = zlfs_write_blocks(sbi, &b, &a, 1)))
-		return ret;
-	if (S_ISDIR(zf_le16_to_cpu(zi_raw(zi)->i_mode)))
-		zlfs_bcache_put(sbi, a, buf);
-	return 0;
+	return zlfs_write_blocks(sbi, &b, &a, 1);
 }
 
 int zlfs_convert_inline(struct zlfs_sb *sbi, struct zinode *zi)

@@ -176,13 +176,25 @@ static fuse_ino_t to_fuse(uint32_t ino)
 	return ino == ZF_ROOT_INO ? FUSE_ROOT_ID : ino;
 }
 
-/* Every operation takes the lock here; it also tells background GC the filesystem is busy. */
+/*
+ * Every operation takes the lock here; it also tells background GC the
+ * filesystem is busy, and keeps the memory bound.  ops_active counts the
+ * operations between lock() and unlock(), including those waiting with the
+ * lock dropped (I/O, GC): the trim may unpin inodes only when this one is
+ * alone.
+ */
 static void lock(struct zlfs_sb *sbi)
 {
 	pthread_mutex_lock(&sbi->lock);
 	zlfs_note_op(sbi);
+	bool quiet = ++sbi->ops_active == 1 && !sbi->gc_busy && !sbi->io_inflight;
+	zlfs_cache_balance(sbi, quiet);
 }
-static void unlock(struct zlfs_sb *sbi) { pthread_mutex_unlock(&sbi->lock); }
+static void unlock(struct zlfs_sb *sbi)
+{
+	sbi->ops_active--;
+	pthread_mutex_unlock(&sbi->lock);
+}
 
 static int writable(struct zlfs_sb *sbi)
 {

@@ -7,7 +7,12 @@
  *               checkpoint so a crash frees it at the next mount
  *   freed       blocks, nodes and nid released (zlfs_iput / release_all)
  * A zinode pins its inode node in the node cache (pins > 0), so the inode
- * block is always at hand and never dropped while dirty or in use.
+ * block is at hand and never dropped while dirty or in use.  To keep the
+ * daemon's memory bounded while the kernel holds millions of inodes, the
+ * cache trim (zlfs_inode_unload, at a moment no operation is under way)
+ * unpins the clean inode nodes of inodes nobody has open; zlfs_iget pins
+ * them again.  So a zinode is used only as zlfs_iget returned it in the
+ * current operation (or while open).  The hash of zinodes grows with them.
  * All calls need sbi->lock.
  */
 #include <errno.h>
@@ -42,19 +47,61 @@ static void iunhash(struct zlfs_sb *sbi, struct zinode *zi)
 		*pp = zi->hnext;
 }
 
+/* Twice the buckets once there are twice as many inodes as buckets (no memory: stay). */
+static void igrow(struct zlfs_sb *sbi)
+{
+	uint32_t size = sbi->ino_hash_size * 2;
+	struct zinode **h = calloc(size, sizeof(*h));
+
+	if (!h)
+		return;
+	for (uint32_t b = 0; b < sbi->ino_hash_size; b++) {
+		for (struct zinode *z = sbi->ino_hash[b], *next; z; z = next) {
+			next = z->hnext;
+			uint32_t k = (z->ino * 2654435761u) % size;
+			z->hnext = h[k];
+			h[k] = z;
+		}
+	}
+	free(sbi->ino_hash);
+	sbi->ino_hash = h;
+	sbi->ino_hash_size = size;
+	sbi->unload_cursor = 0;
+}
+
 static struct zinode *ihold(struct zlfs_sb *sbi, uint32_t ino, struct znode *n)
 {
 	struct zinode *zi = calloc(1, sizeof(*zi));
 
 	if (!zi)
 		return NULL;
+	if (sbi->nr_inodes >= 2 * sbi->ino_hash_size)
+		igrow(sbi);
 	zi->ino = ino;
 	zi->node = n;
 	n->pins++;
 	uint32_t h = ihash(sbi, ino);
 	zi->hnext = sbi->ino_hash[h];
 	sbi->ino_hash[h] = zi;
+	sbi->nr_inodes++;
 	return zi;
+}
+
+/* The inode block of ino, checked (ino's NAT entry must say it is an inode). */
+static int inode_node(struct zlfs_sb *sbi, uint32_t ino, struct znode **out)
+{
+	struct znode *n;
+	int ret;
+
+	if (ino < ZF_ROOT_INO || ino >= sbi->max_nid || sbi->nat[ino].ino != ino)
+		return -ZLFS_EFSCORRUPTED;
+	if ((ret = zlfs_node_get(sbi, ino, &n)))
+		return ret;
+	if (zf_le32_to_cpu(n->blk.footer.ino) != ino || zf_node_ofs(&n->blk) != 0 ||
+	    !zf_le16_to_cpu(n->blk.i.i_mode))
+		return -ZLFS_EFSCORRUPTED;
+	*out = n;
+	return 0;
 }
 
 int zlfs_iget(struct zlfs_sb *sbi, uint32_t ino, struct zinode **out)
@@ -63,21 +110,40 @@ int zlfs_iget(struct zlfs_sb *sbi, uint32_t ino, struct zinode **out)
 	struct znode *n;
 	int ret;
 
-	if (zi) {
+	if (zi && zi->node) {
 		*out = zi;
 		return 0;
 	}
-	if (ino < ZF_ROOT_INO || ino >= sbi->max_nid || sbi->nat[ino].ino != ino)
-		return -ZLFS_EFSCORRUPTED;
-	if ((ret = zlfs_node_get(sbi, ino, &n)))
+	if ((ret = inode_node(sbi, ino, &n)))
 		return ret;
-	if (zf_le32_to_cpu(n->blk.footer.ino) != ino || zf_node_ofs(&n->blk) != 0 ||
-	    !zf_le16_to_cpu(n->blk.i.i_mode))
-		return -ZLFS_EFSCORRUPTED;
-	if (!(zi = ihold(sbi, ino, n)))
+	if (zi) {            /* unloaded by the cache trim: pin it again */
+		zi->node = n;
+		n->pins++;
+	} else if (!(zi = ihold(sbi, ino, n))) {
 		return -ENOMEM;
+	}
 	*out = zi;
 	return 0;
+}
+
+uint32_t zlfs_inode_unload(struct zlfs_sb *sbi, uint32_t want)
+{
+	uint32_t done = 0;
+
+	for (uint32_t k = 0; k < sbi->ino_hash_size && done < want; k++) {
+		uint32_t b = (sbi->unload_cursor + k) % sbi->ino_hash_size;
+		for (struct zinode *z = sbi->ino_hash[b]; z; z = z->hnext) {
+			struct znode *n = z->node;
+			if (!n || z->nopen || z->orphan || n->dirty || n->pins != 1 ||
+			    z->ino == ZF_ROOT_INO)
+				continue;
+			n->pins--;
+			z->node = NULL;
+			done++;
+		}
+		sbi->unload_cursor = b + 1;
+	}
+	return done;
 }
 
 uint8_t zlfs_ftype(mode_t mode)
@@ -218,6 +284,7 @@ static int inode_free(struct zlfs_sb *sbi, struct zinode *zi)
 	mode_t mode = zf_le16_to_cpu(ri->i_mode);
 	int ret = 0;
 
+	zlfs_bcache_drop_ino(sbi, zi->ino);   /* before its slots go: they hold NEW_ADDR */
 	if (!S_ISCHR(mode) && !S_ISBLK(mode))
 		ret = zlfs_truncate_blocks(sbi, zi, 0);
 	zlfs_xattr_free(sbi, zi);
@@ -231,6 +298,7 @@ static int inode_free(struct zlfs_sb *sbi, struct zinode *zi)
 static void idrop(struct zlfs_sb *sbi, struct zinode *zi)
 {
 	iunhash(sbi, zi);
+	sbi->nr_inodes--;
 	if (zi->orphan) {
 		sbi->nr_orphans--;
 		inode_free(sbi, zi);

@@ -123,6 +123,17 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 			}
 			return 0;
 		}
+		if (!strncmp(arg, "cache_mb=", 9)) {
+			char *end;
+			unsigned long v = strtoul(arg + 9, &end, 10);
+			if (*end || end == arg + 9 || v < 8 || v > (1ul << 20)) {
+				fprintf(stderr, "zlfs: cache_mb must be 8 .. 1048576\n");
+				c->err = 1;
+			} else {
+				c->o.cache_mb = (uint32_t)v;
+			}
+			return 0;
+		}
 		if (!strcmp(arg, "no_writeback_cache")) {
 			c->no_wb = true;
 			return 0;
@@ -166,7 +177,8 @@ static void usage(const char *prog)
 	printf("usage: %s DEVICE MOUNTPOINT [-o OPTIONS] [-f] [-d]\n"
 	       "zlfs options: mode=zwl|nolock|zwp, sched_NAME=VALUE (dispatcher tunables), ro,\n"
 	       "  gc=off|on|urgent, gc_policy=auto|greedy|cb, gc_idle_ms=N, gc_sleep_ms=N,\n"
-	       "  gc_no_gc_pct=N, gc_boost_pct=N, fsync=rollforward|checkpoint, no_writeback_cache\n"
+	       "  gc_no_gc_pct=N, gc_boost_pct=N, fsync=rollforward|checkpoint, no_writeback_cache,\n"
+	       "  cache_mb=N (memory for cached nodes and directory blocks, default 256)\n"
 	       "DEVICE is a device spec: /dev/..., an image path, or mem:OPTS (see README).\n"
 	       "Unmount with zlfs-umount MOUNTPOINT: it waits for the final checkpoint, as\n"
 	       "umount does for a block device (fuseblk); fusermount3 -u does not wait.\n",

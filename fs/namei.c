@@ -10,6 +10,7 @@
  * All calls need sbi->lock.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -38,6 +39,24 @@ static void set_name(struct zinode *zi, const char *name)
 	ri->i_namelen = zf_cpu_to_le32((uint32_t)len);
 	memset(ri->i_name, 0, sizeof(ri->i_name));
 	memcpy(ri->i_name, name, len);
+}
+
+/* A symlink's target: one block (through the block cache, as dentry blocks). */
+static int write_symlink(struct zlfs_sb *sbi, struct zinode *zi, const char *link)
+{
+	size_t len = strlen(link);
+	uint8_t *blk;
+	int ret;
+
+	if (len >= ZF_BLKSIZE)
+		return -ENAMETOOLONG;
+	if (!(blk = calloc(1, ZF_BLKSIZE)))
+		return -ENOMEM;
+	memcpy(blk, link, len);
+	if (!(ret = zlfs_write_file_block(sbi, zi, 0, blk, ZF_LOG_WARM_DATA)))
+		zi_raw(zi)->i_size = zf_cpu_to_le64(len);
+	free(blk);
+	return ret;
 }
 
 int zlfs_create(struct zlfs_sb *sbi, const struct zlfs_cred *ctx, uint32_t parent,
@@ -86,7 +105,7 @@ int zlfs_create(struct zlfs_sb *sbi, const struct zlfs_cred *ctx, uint32_t paren
 	else if (S_ISDIR(mode))
 		ret = zlfs_dir_init(sbi, zi, dir->ino);
 	else if (S_ISLNK(mode))
-		ret = zlfs_file_write(sbi, zi, link, strlen(link), 0);
+		ret = write_symlink(sbi, zi, link);
 	else if (S_ISCHR(mode) || S_ISBLK(mode))
 		zlfs_inode_set_rdev(zi, rdev);
 	if (!ret)

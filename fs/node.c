@@ -28,8 +28,6 @@
 
 #include "zlfs.h"
 
-#define NODE_CACHE_MAX 65536   /* clean nodes kept past this are dropped at a checkpoint */
-
 /* ---- NAT ----------------------------------------------------------------------- */
 
 static void nat_mark_dirty(struct zlfs_sb *sbi, uint32_t nid)
@@ -504,11 +502,11 @@ int zlfs_nat_flush(struct zlfs_sb *sbi)
 	return ret;
 }
 
-void zlfs_node_shrink(struct zlfs_sb *sbi)
+void zlfs_node_shrink(struct zlfs_sb *sbi, uint32_t max)
 {
 	struct znode *n = sbi->lru.lru_prev, *prev;
 
-	for (; n != &sbi->lru && sbi->nr_nodes > NODE_CACHE_MAX; n = prev) {
+	for (; n != &sbi->lru && sbi->nr_nodes > max; n = prev) {
 		prev = n->lru_prev;
 		if (!n->dirty && !n->pins)
 			cache_drop(sbi, n);

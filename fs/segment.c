@@ -327,6 +327,12 @@ int zlfs_alloc_block(struct zlfs_sb *sbi, unsigned int log, uint32_t nid, uint16
 	return alloc_in(sbi, log, false, nid, ofs, version, blkaddr);
 }
 
+int zlfs_alloc_meta_block(struct zlfs_sb *sbi, unsigned int log, uint32_t nid, uint16_t ofs,
+			  uint8_t version, uint32_t *blkaddr)
+{
+	return alloc_in(sbi, log, true, nid, ofs, version, blkaddr);
+}
+
 int zlfs_alloc_gc_block(struct zlfs_sb *sbi, uint32_t nid, uint16_t ofs, uint8_t version,
 			uint32_t *blkaddr)
 {
@@ -383,7 +389,7 @@ void zlfs_invalidate_block(struct zlfs_sb *sbi, uint32_t blkaddr)
  */
 uint64_t zlfs_avail_blocks(const struct zlfs_sb *sbi)
 {
-	uint64_t used = sbi->valid_block_count + sbi->nr_new_nodes;
+	uint64_t used = sbi->valid_block_count + sbi->nr_new_nodes + sbi->pending_blocks;
 	return used >= sbi->user_block_count ? 0 : sbi->user_block_count - used;
 }
 
@@ -645,7 +651,6 @@ void zlfs_seg_after_cp(struct zlfs_sb *sbi)
 		}
 		for (uint32_t i = 0; i < sbi->segs_per_sec; i++)
 			sbi->segs[s * sbi->segs_per_sec + i].mtime = 0;
-		zlfs_bcache_clear(sbi);    /* addresses in this section get new contents */
 		set_state(sbi, s, ZSEC_FREE);
 	}
 }

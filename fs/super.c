@@ -251,6 +251,38 @@ static void sb_free(struct zlfs_sb *sbi)
 	free(sbi);
 }
 
+/*
+ * cache_mb splits as: a quarter for dentry and symlink blocks (bcache.c),
+ * the rest for nodes; at most half of it dirty before a checkpoint.
+ */
+static void set_cache_bound(struct zlfs_sb *sbi, uint32_t mb)
+{
+	if (mb < 8)
+		mb = 8;
+	if (mb > 1u << 20)
+		mb = 1u << 20;
+	sbi->cache_blocks = mb * (1024 * 1024 / ZF_BLKSIZE);
+	sbi->node_cap = sbi->cache_blocks / 4 * 3;
+	sbi->dirty_cap = sbi->cache_blocks / 2;
+}
+
+void zlfs_cache_balance(struct zlfs_sb *sbi, bool quiet)
+{
+	if (!sbi->ro && !sbi->fatal && sbi->nr_dirty_nodes + sbi->nr_dirty_meta > sbi->dirty_cap)
+		(void)zlfs_checkpoint(sbi, false);   /* a failure made the volume read-only */
+	if (sbi->nr_nodes <= sbi->node_cap || sbi->nr_nodes < sbi->trim_retry)
+		return;
+	/* down to 7/8 of the cap, so trims do not run at every operation */
+	uint32_t target = sbi->node_cap - sbi->node_cap / 8;
+	zlfs_node_shrink(sbi, target);
+	if (sbi->nr_nodes > target && quiet) {
+		zlfs_inode_unload(sbi, sbi->nr_nodes - target);
+		zlfs_node_shrink(sbi, target);
+	}
+	/* what is left is pinned or dirty: no new walk before it grows a bit */
+	sbi->trim_retry = sbi->nr_nodes > sbi->node_cap ? sbi->nr_nodes + sbi->node_cap / 32 : 0;
+}
+
 int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out, char *err,
 	       size_t errlen)
 {
@@ -300,7 +332,8 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 		goto fail;
 	sbi->ino_hash_size = 4096;
 	sbi->ino_hash = calloc(sbi->ino_hash_size, sizeof(*sbi->ino_hash));
-	if (!sbi->ino_hash || zlfs_bcache_init(sbi)) {
+	set_cache_bound(sbi, o && o->cache_mb ? o->cache_mb : ZLFS_CACHE_MB_DEFAULT);
+	if (!sbi->ino_hash || zlfs_bcache_init(sbi, sbi->cache_blocks / 4)) {
 		ret = -ENOMEM;
 		goto fail;
 	}

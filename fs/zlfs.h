@@ -13,8 +13,9 @@
  *   segment.c    SIT, the logs (multi-head logging at zone write pointers), SSA
  *   gc.c         segment cleaning: foreground (zlfs_balance) and background
  *   stats.c      the counters and zone map of /.zlfs
- *   checkpoint.c checkpoint read and write, orphan list
- *   bcache.c     a cache of directory blocks by address
+ *   checkpoint.c checkpoint read and write, orphan list (writes back bcache.c
+ *                and node.c's dirty state first)
+ *   bcache.c     directory and symlink blocks by (inode, block), written back
  *   data.c       block I/O: reads, metadata writes, batches of log writes
  *   super.c      mount and unmount (calls every layer's load and teardown)
  *   blk/         the dispatcher and the zoned device
@@ -161,7 +162,9 @@ struct zlfs_opts {
 	struct zlfs_gc_opts gc;
 	bool ro;
 	bool fsync_cp;                   /* fsync writes a checkpoint (no roll-forward) */
+	uint32_t cache_mb;               /* the memory bound (0: ZLFS_CACHE_MB_DEFAULT) */
 };
+#define ZLFS_CACHE_MB_DEFAULT 256
 
 struct zlfs_sb {
 	pthread_mutex_t lock;
@@ -215,7 +218,15 @@ struct zlfs_sb {
 
 	/* inodes */
 	struct zinode **ino_hash;
-	uint32_t ino_hash_size;
+	uint32_t ino_hash_size, nr_inodes;
+	uint32_t unload_cursor;          /* where zlfs_inode_unload goes on */
+
+	/* the memory bound (super.c's zlfs_cache_balance), in 4 KiB blocks */
+	uint32_t cache_blocks;           /* nodes + cached blocks, clean and dirty */
+	uint32_t node_cap;               /* nodes kept after a trim or checkpoint */
+	uint32_t dirty_cap;              /* dirty nodes + blocks: a checkpoint past this */
+	uint32_t ops_active;             /* FUSE operations between lock() and unlock() */
+	uint32_t trim_retry;             /* no trim below this many nodes (0: any time) */
 	uint32_t nr_orphans;
 
 	/* I/O in flight with the lock dropped (file.c) */
@@ -229,7 +240,9 @@ struct zlfs_sb {
 
 	uint64_t cp_count;
 	uint64_t last_cp_ms;             /* when the last checkpoint committed */
-	struct zbcache *bcache;          /* directory blocks by address (bcache.c) */
+	struct zbcache *bcache;          /* directory and symlink blocks (bcache.c) */
+	uint32_t nr_dirty_meta;          /* dirty blocks in it */
+	uint32_t pending_blocks;         /* of those, blocks the files did not have yet */
 
 	/* GC (gc.c) */
 	struct zlfs_gc_opts gco;
@@ -249,6 +262,13 @@ struct zlfs_sb {
 int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out, char *err,
 	       size_t errlen);
 int zlfs_unmount(struct zlfs_sb *sbi);
+/*
+ * The memory bound, checked as an operation starts (sbi->lock held): past
+ * the dirty bound a checkpoint writes what is dirty; past the cache bound
+ * clean blocks and nodes go, and, when quiet (no other operation under
+ * way, no GC pass, no I/O in flight), the inode nodes of inodes not open.
+ */
+void zlfs_cache_balance(struct zlfs_sb *sbi, bool quiet);
 
 /* ---- data.c: block I/O ---- */
 /* A device error: read-only from now on (the first error is kept). */
@@ -276,12 +296,29 @@ int zlfs_read_blocks_unlocked(struct zlfs_sb *sbi, void **bufs, const uint32_t *
 int zlfs_write_unlocked(struct zlfs_sb *sbi, void **bufs, uint32_t *addrs, uint32_t n,
 			uint8_t prio);
 
-/* ---- bcache.c ---- */
-int zlfs_bcache_init(struct zlfs_sb *sbi);
+/* ---- bcache.c: directory and symlink blocks by (inode, block), written back ---- */
+/* Where a dirty block's slot is, and how it is written. */
+struct zlfs_bslot {
+	uint32_t nid;            /* the dnode holding the slot */
+	uint16_t slot;           /* index into zlfs_dnode_addrs() */
+	uint16_t ofs_in_node;    /* the SSA's ofs_in_node */
+	uint8_t log;
+	bool reserve;            /* a block the file did not have: count it as pending */
+};
+/* cap: entries kept (clean ones are evicted past it, dirty ones never). */
+int zlfs_bcache_init(struct zlfs_sb *sbi, uint32_t cap);
 void zlfs_bcache_destroy(struct zlfs_sb *sbi);
-void zlfs_bcache_clear(struct zlfs_sb *sbi);
-bool zlfs_bcache_get(struct zlfs_sb *sbi, uint32_t addr, void *buf);
-void zlfs_bcache_put(struct zlfs_sb *sbi, uint32_t addr, const void *buf);
+uint32_t zlfs_bcache_count(const struct zlfs_sb *sbi);
+bool zlfs_bcache_get(struct zlfs_sb *sbi, uint32_t ino, uint64_t index, void *buf);
+/* A block as read from the device (a dirty entry is newer and stays). */
+void zlfs_bcache_put(struct zlfs_sb *sbi, uint32_t ino, uint64_t index, const void *buf);
+/* New content of block index of ino, to be written by zlfs_bcache_writeback. */
+int zlfs_bcache_dirty(struct zlfs_sb *sbi, uint32_t ino, uint64_t index, const void *buf,
+		      const struct zlfs_bslot *s);
+/* The inode is being freed: forget its blocks, dirty ones too. */
+void zlfs_bcache_drop_ino(struct zlfs_sb *sbi, uint32_t ino);
+/* Write every dirty block (sorted by inode and block), slots updated, nodes dirtied. */
+int zlfs_bcache_writeback(struct zlfs_sb *sbi);
 
 /* ---- checkpoint.c ---- */
 int zlfs_cp_load(struct zlfs_sb *sbi);
@@ -338,6 +375,13 @@ int zlfs_seg_claim_block(struct zlfs_sb *sbi, uint32_t blkaddr, uint32_t nid, ui
 int zlfs_seg_claim_done(struct zlfs_sb *sbi);
 /* Section number of a main-area block. */
 uint32_t zlfs_sec_of_blkaddr(const struct zlfs_sb *sbi, uint32_t blkaddr);
+/*
+ * The write-back of cached metadata blocks (bcache.c, run by every
+ * checkpoint): may dip into the floor as the node logs do.  Its amount is
+ * bounded by the dirty limit, and zlfs_balance keeps room for it.
+ */
+int zlfs_alloc_meta_block(struct zlfs_sb *sbi, unsigned int log, uint32_t nid, uint16_t ofs,
+			  uint8_t version, uint32_t *blkaddr);
 /* Next block of log `log` for a block owned by (nid, ofs); 0 or -ENOSPC. */
 int zlfs_alloc_block(struct zlfs_sb *sbi, unsigned int log, uint32_t nid, uint16_t ofs,
 		     uint8_t version, uint32_t *blkaddr);
@@ -419,7 +463,8 @@ void zlfs_node_after_cp(struct zlfs_sb *sbi);
 bool zlfs_node_ofs_is_dnode(unsigned int ofs);
 /* First file block a dnode at tree offset ofs maps (F2FS's start_bidx_of_node). */
 uint64_t zlfs_node_start_index(struct zinode *zi, unsigned int ofs);
-void zlfs_node_shrink(struct zlfs_sb *sbi);
+/* Drop clean, unpinned nodes, least recently used first, until at most max are cached. */
+void zlfs_node_shrink(struct zlfs_sb *sbi, uint32_t max);
 /*
  * Block mapping.  Find the slot holding file block `index` of inode zi:
  * *dn is the node (inode or direct node) and *ofs the slot in it.  With
@@ -445,6 +490,12 @@ void zlfs_iput(struct zlfs_sb *sbi, struct zinode *zi, uint64_t n);
 /* The last link went away: free now or when the last user goes. */
 int zlfs_inode_unlinked(struct zlfs_sb *sbi, struct zinode *zi);
 void zlfs_inode_release_all(struct zlfs_sb *sbi);
+/*
+ * The cache trim: unpin the clean inode nodes of up to `want` inodes nobody
+ * has open (zlfs_iget pins them again).  Only when no operation is under
+ * way: a zinode held across a dropped lock would lose its node.
+ */
+uint32_t zlfs_inode_unload(struct zlfs_sb *sbi, uint32_t want);
 int zlfs_orphan_recover(struct zlfs_sb *sbi, const uint32_t *inos, uint32_t n);
 uint32_t zlfs_orphan_list(struct zlfs_sb *sbi, uint32_t *inos, uint32_t max);
 uint8_t zlfs_ftype(mode_t mode);
