@@ -26,7 +26,8 @@
  *    from zlfs: the checkpoint writes these blocks before any node.
  *  - Dirty entries are never evicted; clean ones go in LRU order once the
  *    cache holds its capacity (a share of the cache_mb budget).
- * All calls need sbi->lock.
+ * All calls need the filesystem lock; readers (shared) only get and put,
+ * under sbi->cache_lock.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -200,31 +201,37 @@ uint32_t zlfs_bcache_count(const struct zlfs_sb *sbi)
 bool zlfs_bcache_get(struct zlfs_sb *sbi, uint32_t ino, uint64_t index, void *buf)
 {
 	struct zbcache *c = sbi->bcache;
-	struct bent *e = c ? find(c, ino, index) : NULL;
 
-	if (!e)
+	if (!c)
 		return false;
-	memcpy(buf, e->data, ZF_BLKSIZE);
-	if (!e->dirty) {
-		list_del(e);
-		list_front(&c->lru, e);
+	zlfs_cache_lock(sbi);
+	struct bent *e = find(c, ino, index);
+	if (e) {
+		memcpy(buf, e->data, ZF_BLKSIZE);
+		if (!e->dirty) {
+			list_del(e);
+			list_front(&c->lru, e);
+		}
 	}
-	return true;
+	zlfs_cache_unlock(sbi);
+	return e != NULL;
 }
 
+/* Readers come here too (under cache_lock): only clean entries are evicted. */
 void zlfs_bcache_put(struct zlfs_sb *sbi, uint32_t ino, uint64_t index, const void *buf)
 {
 	struct bent *e;
 
 	if (!sbi->bcache)
 		return;
+	zlfs_cache_lock(sbi);
 	if ((e = find(sbi->bcache, ino, index))) {
 		if (!e->dirty)   /* a dirty entry is newer than what the device has */
 			memcpy(e->data, buf, ZF_BLKSIZE);
-		return;
-	}
-	if ((e = insert(sbi, ino, index)))
+	} else if ((e = insert(sbi, ino, index))) {
 		memcpy(e->data, buf, ZF_BLKSIZE);
+	}
+	zlfs_cache_unlock(sbi);
 }
 
 int zlfs_bcache_dirty(struct zlfs_sb *sbi, uint32_t ino, uint64_t index, const void *buf,

@@ -343,7 +343,7 @@ int zlfs_checkpoint(struct zlfs_sb *sbi, bool umount)
 	if (sbi->ro)
 		return 0;
 	while (sbi->io_inflight)
-		pthread_cond_wait(&sbi->io_cv, &sbi->lock);
+		zlfs_wait(sbi, &sbi->io_cv);
 	/* no user write is between its allocation and its commit now */
 	zlfs_seg_reloc_clear(sbi);
 	/* dentry and symlink blocks first: the nodes written next point at them */

@@ -298,7 +298,10 @@ int zlfs_read_blocks_unlocked(struct zlfs_sb *sbi, void **bufs, const uint32_t *
 	if (!v)
 		return -ENOMEM;
 	b.left = n;
-	sbi->io_inflight++;
+	/* a reader keeps its registration: no checkpoint can start meanwhile */
+	bool shared = zlfs_lock_is_shared();
+	if (!shared)
+		sbi->io_inflight++;
 	for (uint32_t i = 0; i < n; i++) {
 		v[i].b = &b;
 		v[i].bio.op = ZLFS_OP_READ;
@@ -317,13 +320,13 @@ int zlfs_read_blocks_unlocked(struct zlfs_sb *sbi, void **bufs, const uint32_t *
 			break;
 		}
 	}
-	pthread_mutex_unlock(&sbi->lock);
+	zlfs_lock_drop(sbi);
 	pthread_mutex_lock(&b.lock);
 	while (b.left)
 		pthread_cond_wait(&b.cv, &b.lock);
 	pthread_mutex_unlock(&b.lock);
-	pthread_mutex_lock(&sbi->lock);
-	if (!--sbi->io_inflight)
+	zlfs_lock_retake(sbi);
+	if (!shared && !--sbi->io_inflight)
 		pthread_cond_broadcast(&sbi->io_cv);
 	free(v);
 	return b.err;
@@ -337,9 +340,9 @@ int zlfs_write_unlocked(struct zlfs_sb *sbi, void **bufs, uint32_t *addrs, uint3
 
 	struct zlfs_wbatch *wb = zlfs_write_submit(sbi, bufs, addrs, n, prio);
 	sbi->io_inflight++;
-	pthread_mutex_unlock(&sbi->lock);
+	zlfs_unlock(sbi);
 	ret = zlfs_write_wait(sbi, wb);
-	pthread_mutex_lock(&sbi->lock);
+	zlfs_lock(sbi);
 	sbi->data_unflushed = true;
 	if (!--sbi->io_inflight)
 		pthread_cond_broadcast(&sbi->io_cv);

@@ -177,23 +177,42 @@ static fuse_ino_t to_fuse(uint32_t ino)
 }
 
 /*
- * Every operation takes the lock here; it also tells background GC the
- * filesystem is busy, and keeps the memory bound.  ops_active counts the
- * operations between lock() and unlock(), including those waiting with the
- * lock dropped (I/O, GC): the trim may unpin inodes only when this one is
- * alone.
+ * Every operation takes the filesystem lock here (lock.c): lock() for
+ * those that change anything, lock_shared() for lookups and reads, which
+ * run at once.  It also tells background GC the filesystem is busy, and
+ * keeps the memory bound.  ops_active counts the operations between lock
+ * and unlock, including those waiting with the lock dropped (I/O, GC): the
+ * trim may unpin inodes only when this one is alone.
  */
 static void lock(struct zlfs_sb *sbi)
 {
-	pthread_mutex_lock(&sbi->lock);
+	zlfs_lock(sbi);
 	zlfs_note_op(sbi);
-	bool quiet = ++sbi->ops_active == 1 && !sbi->gc_busy && !sbi->io_inflight;
+	bool quiet = __atomic_add_fetch(&sbi->ops_active, 1, __ATOMIC_RELAXED) == 1 &&
+		     !sbi->gc_busy && !sbi->io_inflight;
 	zlfs_cache_balance(sbi, quiet);
 }
 static void unlock(struct zlfs_sb *sbi)
 {
-	sbi->ops_active--;
-	pthread_mutex_unlock(&sbi->lock);
+	__atomic_sub_fetch(&sbi->ops_active, 1, __ATOMIC_RELAXED);
+	zlfs_unlock(sbi);
+}
+
+/* Readers add clean nodes; the trim runs exclusive, so past the bound go through lock() once. */
+static void lock_shared(struct zlfs_sb *sbi)
+{
+	if (zlfs_cache_over(sbi)) {
+		lock(sbi);
+		unlock(sbi);
+	}
+	zlfs_lock_shared(sbi);
+	zlfs_note_op(sbi);
+	__atomic_add_fetch(&sbi->ops_active, 1, __ATOMIC_RELAXED);
+}
+static void unlock_shared(struct zlfs_sb *sbi)
+{
+	__atomic_sub_fetch(&sbi->ops_active, 1, __ATOMIC_RELAXED);
+	zlfs_unlock_shared(sbi);
 }
 
 static int writable(struct zlfs_sb *sbi)
@@ -210,7 +229,7 @@ static void fill_entry(struct zlfs_sb *sbi, struct zinode *zi, struct fuse_entry
 	zlfs_inode_stat(sbi, zi, &e->attr);
 	e->attr_timeout = TIMEOUT;
 	e->entry_timeout = TIMEOUT;
-	zi->nlookup++;
+	zlfs_inode_ref(sbi, zi);
 }
 
 /*
@@ -284,10 +303,10 @@ static void virt_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	pthread_mutex_lock(&sbi->lock);    /* reading counters is no user activity */
+	zlfs_lock(sbi);    /* reading counters is no user activity */
 	ret = ino == VINO_STATUS ? zlfs_stats_status(sbi, &v->text, &v->len)
 				 : zlfs_stats_zones(sbi, &v->text, &v->len);
-	pthread_mutex_unlock(&sbi->lock);
+	zlfs_unlock(sbi);
 	if (ret) {
 		free(v);
 		fuse_reply_err(req, -ret);
@@ -463,7 +482,7 @@ int zlfs_fuse_finish(struct zlfs_sb *sbi)
 	int ret;
 
 	zlfs_gc_stop(sbi);
-	pthread_mutex_lock(&sbi->lock);
+	zlfs_lock(sbi);
 	if (!sess.finished) {
 		zlfs_inode_release_all(sbi);
 		sess.final_ret = !sbi->ro && !sbi->fatal ? zlfs_checkpoint(sbi, true) : 0;
@@ -471,7 +490,7 @@ int zlfs_fuse_finish(struct zlfs_sb *sbi)
 		sess.finished = true;
 	}
 	ret = sess.final_ret;
-	pthread_mutex_unlock(&sbi->lock);
+	zlfs_unlock(sbi);
 	return ret;
 }
 
@@ -507,7 +526,7 @@ static void zl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	VIRT_REFUSE(req, parent);
-	lock(sbi);
+	lock_shared(sbi);
 	if (!strcmp(name, ".")) {
 		/*
 		 * Export support: the kernel turns a file handle back into an
@@ -519,7 +538,7 @@ static void zl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 			ret = -ESTALE;
 		if (!ret)
 			fill_entry(sbi, zi, &e);
-		unlock(sbi);
+		unlock_shared(sbi);
 		/* the number came from a file handle: one that names no inode is stale */
 		if (ret == -ENOENT || ret == -ZLFS_EFSCORRUPTED)
 			ret = -ESTALE;
@@ -532,7 +551,7 @@ static void zl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (!(ret = get_dir(sbi, parent, &dir)))
 		ret = zlfs_dir_lookup(sbi, dir, name, strlen(name), &ino, &ft);
 	if (ret == -ENOENT) {
-		unlock(sbi);
+		unlock_shared(sbi);
 		memset(&e, 0, sizeof(e));
 		e.entry_timeout = TIMEOUT;   /* a negative entry */
 		fuse_reply_entry(req, &e);
@@ -540,7 +559,7 @@ static void zl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	if (!ret && !(ret = zlfs_iget(sbi, ino, &zi)))
 		fill_entry(sbi, zi, &e);
-	unlock(sbi);
+	unlock_shared(sbi);
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
@@ -586,10 +605,10 @@ static void zl_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_attr(req, &st, 0);
 		return;
 	}
-	lock(sbi);
+	lock_shared(sbi);
 	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
 		zlfs_inode_stat(sbi, zi, &st);
-	unlock(sbi);
+	unlock_shared(sbi);
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
@@ -757,14 +776,14 @@ static void zl_readlink(fuse_req_t req, fuse_ino_t ino)
 	int ret;
 
 	VIRT_REFUSE(req, ino);
-	lock(sbi);
+	lock_shared(sbi);
 	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
 		if (!S_ISLNK(zf_le16_to_cpu(zi_raw(zi)->i_mode)))
 			ret = -EINVAL;
 		else
 			ret = zlfs_file_read(sbi, zi, buf, ZF_BLKSIZE, 0, &got);
 	}
-	unlock(sbi);
+	unlock_shared(sbi);
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;
@@ -927,10 +946,10 @@ static void zl_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	lock(sbi);
+	lock_shared(sbi);
 	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
 		ret = zlfs_file_read(sbi, zi, buf, size, (uint64_t)off, &got);
-	unlock(sbi);
+	unlock_shared(sbi);
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
@@ -1108,7 +1127,7 @@ static int rd_emit(void *ctx, const char *name, size_t len, uint32_t ino, uint8_
 		n = fuse_add_direntry_plus(r->req, r->buf + r->used, r->size - r->used, name, &e,
 					   (off_t)next);
 		if (n <= r->size - r->used && !dots)
-			zi->nlookup++;   /* the kernel now holds a lookup on it */
+			zlfs_inode_ref(r->sbi, zi);   /* the kernel now holds a lookup on it */
 	}
 	if (n > r->size - r->used)
 		return 1;
@@ -1132,10 +1151,10 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	lock(sbi);
+	lock_shared(sbi);
 	if (!(ret = get_dir(sbi, ino, &dir)))
 		ret = zlfs_dir_iterate(sbi, dir, (uint64_t)off, rd_emit, &r);
-	unlock(sbi);
+	unlock_shared(sbi);
 	if (!ret)
 		ret = r.err;
 	if (ret && !r.used)
@@ -1174,7 +1193,7 @@ static void zl_statfs(fuse_req_t req, fuse_ino_t ino)
 
 	(void)ino;
 	memset(&st, 0, sizeof(st));
-	lock(sbi);
+	lock_shared(sbi);
 	st.f_bsize = ZF_BLKSIZE;
 	st.f_frsize = ZF_BLKSIZE;
 	st.f_blocks = sbi->user_block_count;
@@ -1195,7 +1214,7 @@ static void zl_statfs(fuse_req_t req, fuse_ino_t ino)
 		st.f_ffree = st.f_bfree;   /* every inode needs a block */
 	st.f_favail = st.f_ffree;
 	st.f_namemax = ZF_NAME_LEN;
-	unlock(sbi);
+	unlock_shared(sbi);
 	fuse_reply_statfs(req, &st);
 }
 
@@ -1264,10 +1283,10 @@ static void zl_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 		virt_getxattr(req, ino, name, size);
 		return;
 	}
-	lock(sbi);
+	lock_shared(sbi);
 	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
 		ret = zlfs_xattr_get(sbi, zi, name, buf, size, &len);
-	unlock(sbi);
+	unlock_shared(sbi);
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else if (!size)
@@ -1296,10 +1315,10 @@ static void zl_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 			fuse_reply_xattr(req, 0);
 		return;
 	}
-	lock(sbi);
+	lock_shared(sbi);
 	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
 		ret = zlfs_xattr_list(sbi, zi, buf, size, &len);
-	unlock(sbi);
+	unlock_shared(sbi);
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else if (!size)

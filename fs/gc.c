@@ -462,7 +462,7 @@ static void gc_begin(struct zlfs_sb *sbi, bool fg)
 	if (fg)
 		sbi->gc_fg_waiting++;
 	while (sbi->gc_busy)
-		pthread_cond_wait(&sbi->gc_cv, &sbi->lock);
+		zlfs_wait(sbi, &sbi->gc_cv);
 	if (fg)
 		sbi->gc_fg_waiting--;
 	sbi->gc_busy = true;
@@ -479,7 +479,7 @@ static void gc_end(struct zlfs_sb *sbi, uint64_t t0)
 static void wait_io(struct zlfs_sb *sbi)
 {
 	while (sbi->io_inflight)
-		pthread_cond_wait(&sbi->io_cv, &sbi->lock);
+		zlfs_wait(sbi, &sbi->io_cv);
 }
 
 int zlfs_balance(struct zlfs_sb *sbi, uint64_t blocks)
@@ -577,7 +577,7 @@ static void *gc_main(void *arg)
 {
 	struct zlfs_sb *sbi = arg;
 
-	pthread_mutex_lock(&sbi->lock);
+	zlfs_lock(sbi);
 	while (!sbi->gc_stop) {
 		bool urgent = sbi->gco.mode == ZLFS_GC_URGENT;
 		bool boosted = (sbi->free_secs + sbi->prefree_secs) * 100 <
@@ -591,7 +591,7 @@ static void *gc_main(void *arg)
 		ts.tv_nsec += (long)(ms % 1000) * 1000000;
 		ts.tv_sec += ms / 1000 + ts.tv_nsec / 1000000000;
 		ts.tv_nsec %= 1000000000;
-		pthread_cond_timedwait(&sbi->gc_cv, &sbi->lock, &ts);
+		zlfs_timedwait(sbi, &sbi->gc_cv, &ts);
 		if (sbi->gc_stop)
 			break;
 		if (sbi->gc_busy || sbi->fatal || sbi->ro)
@@ -648,11 +648,11 @@ static void *gc_main(void *arg)
 		}
 		gc_end(sbi, t0);
 		/* let the operations that queued up meanwhile in */
-		pthread_mutex_unlock(&sbi->lock);
+		zlfs_unlock(sbi);
 		sched_yield();
-		pthread_mutex_lock(&sbi->lock);
+		zlfs_lock(sbi);
 	}
-	pthread_mutex_unlock(&sbi->lock);
+	zlfs_unlock(sbi);
 	return NULL;
 }
 
@@ -674,10 +674,10 @@ void zlfs_gc_stop(struct zlfs_sb *sbi)
 {
 	if (!sbi->gc_thread_on)
 		return;
-	pthread_mutex_lock(&sbi->lock);
+	zlfs_lock(sbi);
 	sbi->gc_stop = true;
 	pthread_cond_broadcast(&sbi->gc_cv);
-	pthread_mutex_unlock(&sbi->lock);
+	zlfs_unlock(sbi);
 	pthread_join(sbi->gc_thread, NULL);
 	sbi->gc_thread_on = false;
 }

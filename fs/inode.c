@@ -13,7 +13,9 @@
  * unpins the clean inode nodes of inodes nobody has open; zlfs_iget pins
  * them again.  So a zinode is used only as zlfs_iget returned it in the
  * current operation (or while open).  The hash of zinodes grows with them.
- * All calls need sbi->lock.
+ * All calls need the filesystem lock; readers (shared) call only
+ * zlfs_iget, zlfs_inode_ref and zlfs_inode_stat, whose changes to the hash,
+ * pins and lookup counts are under sbi->cache_lock.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -106,24 +108,38 @@ static int inode_node(struct zlfs_sb *sbi, uint32_t ino, struct znode **out)
 
 int zlfs_iget(struct zlfs_sb *sbi, uint32_t ino, struct zinode **out)
 {
-	struct zinode *zi = ifind(sbi, ino);
 	struct znode *n;
-	int ret;
+	int ret = 0;
 
-	if (zi && zi->node) {
+	zlfs_cache_lock(sbi);
+	struct zinode *zi = ifind(sbi, ino);
+	bool loaded = zi && zi->node;
+	zlfs_cache_unlock(sbi);
+	if (loaded) {
 		*out = zi;
 		return 0;
 	}
 	if ((ret = inode_node(sbi, ino, &n)))
 		return ret;
-	if (zi) {            /* unloaded by the cache trim: pin it again */
+	/* readers: another may have been quicker; look again under the lock */
+	zlfs_cache_lock(sbi);
+	if (!(zi = ifind(sbi, ino))) {
+		if (!(zi = ihold(sbi, ino, n)))
+			ret = -ENOMEM;
+	} else if (!zi->node) {   /* unloaded by the cache trim: pin it again */
 		zi->node = n;
 		n->pins++;
-	} else if (!(zi = ihold(sbi, ino, n))) {
-		return -ENOMEM;
 	}
+	zlfs_cache_unlock(sbi);
 	*out = zi;
-	return 0;
+	return ret;
+}
+
+void zlfs_inode_ref(struct zlfs_sb *sbi, struct zinode *zi)
+{
+	zlfs_cache_lock(sbi);
+	zi->nlookup++;
+	zlfs_cache_unlock(sbi);
 }
 
 uint32_t zlfs_inode_unload(struct zlfs_sb *sbi, uint32_t want)

@@ -19,7 +19,9 @@
  * checkpoint has and a new one).  Node tree (get_node_path): inode addresses, 2 direct nodes,
  * 2 indirect nodes, 1 double indirect node; each node's footer records its
  * offset in that tree (F2FS's numbering).
- * All calls need sbi->lock.
+ * All calls need the filesystem lock; readers (shared) only get nodes and
+ * map blocks without allocating: zlfs_node_get's cache changes are under
+ * sbi->cache_lock, and only exclusive holders evict.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -182,6 +184,15 @@ static void mark_clean(struct zlfs_sb *sbi, struct znode *n)
 	}
 }
 
+static void cache_insert(struct zlfs_sb *sbi, struct znode *n)
+{
+	uint32_t h = nhash(sbi, n->nid);
+	n->hnext = sbi->node_hash[h];
+	sbi->node_hash[h] = n;
+	lru_front(sbi, n);
+	sbi->nr_nodes++;
+}
+
 static struct znode *cache_add(struct zlfs_sb *sbi, uint32_t nid)
 {
 	struct znode *n = calloc(1, sizeof(*n));
@@ -189,11 +200,7 @@ static struct znode *cache_add(struct zlfs_sb *sbi, uint32_t nid)
 	if (!n)
 		return NULL;
 	n->nid = nid;
-	uint32_t h = nhash(sbi, nid);
-	n->hnext = sbi->node_hash[h];
-	sbi->node_hash[h] = n;
-	lru_front(sbi, n);
-	sbi->nr_nodes++;
+	cache_insert(sbi, n);
 	return n;
 }
 
@@ -221,27 +228,41 @@ int zlfs_node_get(struct zlfs_sb *sbi, uint32_t nid, struct znode **out)
 
 	if (nid < ZF_FIRST_FREE_NID - 1 || nid >= sbi->max_nid)
 		return -ZLFS_EFSCORRUPTED;
+	zlfs_cache_lock(sbi);
 	if ((n = cache_find(sbi, nid))) {
 		lru_del(n);
 		lru_front(sbi, n);
+		zlfs_cache_unlock(sbi);
 		*out = n;
 		return 0;
 	}
+	zlfs_cache_unlock(sbi);
+	/* readers read outside cache_lock; the NAT changes only under the exclusive lock */
 	uint32_t addr = sbi->nat[nid].blkaddr;
 	if (addr == ZF_NULL_ADDR || addr == ZF_NEW_ADDR)
 		return -ZLFS_EFSCORRUPTED;   /* a pointer to a node that does not exist */
-	if (!(n = cache_add(sbi, nid)))
+	if (!(n = calloc(1, sizeof(*n))))
 		return -ENOMEM;
+	n->nid = nid;
 	if ((ret = zlfs_read_block(sbi, addr, &n->blk))) {
-		cache_drop(sbi, n);
+		free(n);
 		return ret;
 	}
 	if (zf_le32_to_cpu(n->blk.footer.nid) != nid) {
 		fprintf(stderr, "zlfs: node block %u holds nid %u, not %u\n", addr,
 			zf_le32_to_cpu(n->blk.footer.nid), nid);
-		cache_drop(sbi, n);
+		free(n);
 		return -ZLFS_EFSCORRUPTED;
 	}
+	zlfs_cache_lock(sbi);
+	struct znode *other = cache_find(sbi, nid);   /* another reader was quicker */
+	if (other) {
+		free(n);
+		n = other;
+	} else {
+		cache_insert(sbi, n);
+	}
+	zlfs_cache_unlock(sbi);
 	*out = n;
 	return 0;
 }

@@ -109,6 +109,12 @@ int zlfs_stats_status(struct zlfs_sb *sbi, char **out, size_t *len)
 	put(&b, "valid_blocks=%llu\n", (unsigned long long)sbi->valid_block_count);
 	put(&b, "available_blocks=%llu\n", (unsigned long long)zlfs_avail_blocks(sbi));
 	put(&b, "dirty_nodes=%u\n", sbi->nr_dirty_nodes);
+	/* the memory bound (cache_mb): what the caches hold against it */
+	put(&b, "cache_blocks_max=%u\n", sbi->cache_blocks);
+	put(&b, "cached_nodes=%u\n", sbi->nr_nodes);
+	put(&b, "cached_dir_blocks=%u\n", zlfs_bcache_count(sbi));
+	put(&b, "dirty_dir_blocks=%u\n", sbi->nr_dirty_meta);
+	put(&b, "inodes_in_memory=%u\n", sbi->nr_inodes);
 	/* 0, or the negative errno of the device error that made the volume read-only */
 	put(&b, "device_error=%d\n", sbi->fatal);
 	put(&b, "read_only=%d\n", sbi->ro || sbi->fatal);

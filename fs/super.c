@@ -245,6 +245,8 @@ static void sb_free(struct zlfs_sb *sbi)
 		zlfs_zdev_close(sbi->dev);
 	pthread_mutex_destroy(&sbi->lock);
 	pthread_cond_destroy(&sbi->io_cv);
+	pthread_cond_destroy(&sbi->rd_cv);
+	pthread_mutex_destroy(&sbi->cache_lock);
 	pthread_cond_destroy(&sbi->gc_cv);
 	pthread_mutex_destroy(&sbi->wr_lock);
 	pthread_cond_destroy(&sbi->wr_cv);
@@ -264,6 +266,12 @@ static void set_cache_bound(struct zlfs_sb *sbi, uint32_t mb)
 	sbi->cache_blocks = mb * (1024 * 1024 / ZF_BLKSIZE);
 	sbi->node_cap = sbi->cache_blocks / 4 * 3;
 	sbi->dirty_cap = sbi->cache_blocks / 2;
+}
+
+bool zlfs_cache_over(const struct zlfs_sb *sbi)
+{
+	uint32_t n = __atomic_load_n(&sbi->nr_nodes, __ATOMIC_RELAXED);
+	return n > sbi->node_cap && n >= __atomic_load_n(&sbi->trim_retry, __ATOMIC_RELAXED);
 }
 
 void zlfs_cache_balance(struct zlfs_sb *sbi, bool quiet)
@@ -301,6 +309,8 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 	pthread_mutex_init(&sbi->lock, &ma);
 	pthread_mutexattr_destroy(&ma);
 	pthread_cond_init(&sbi->io_cv, NULL);
+	pthread_cond_init(&sbi->rd_cv, NULL);
+	pthread_mutex_init(&sbi->cache_lock, NULL);
 	pthread_cond_init(&sbi->gc_cv, NULL);
 	pthread_mutex_init(&sbi->wr_lock, NULL);
 	pthread_cond_init(&sbi->wr_cv, NULL);
@@ -407,11 +417,11 @@ int zlfs_unmount(struct zlfs_sb *sbi)
 	int ret = 0;
 
 	zlfs_gc_stop(sbi);
-	pthread_mutex_lock(&sbi->lock);
+	zlfs_lock(sbi);
 	zlfs_inode_release_all(sbi);
 	if (!sbi->ro && !sbi->fatal)
 		ret = zlfs_checkpoint(sbi, true);
-	pthread_mutex_unlock(&sbi->lock);
+	zlfs_unlock(sbi);
 	sb_free(sbi);
 	return ret;
 }

@@ -21,12 +21,22 @@
  *   blk/         the dispatcher and the zoned device
  * Calls go down this list, never up (super.c, which assembles the rest, aside).
  *
- * Locking: one mutex, sbi->lock, guards every structure here.  Every FUSE
- * operation takes it.  It is dropped only while waiting for data I/O
- * (file.c), which is safe because main-area blocks are never reused
- * before the next checkpoint, and the checkpoint waits for every read and
- * write in flight (sbi->io_inflight).  Writes are allocated and submitted
- * under the lock, so each log's writes reach the dispatcher in LBA order.
+ * Locking (lock.c has the details).  The filesystem lock is taken
+ * exclusive by every operation that changes anything (and by GC and the
+ * checkpoint), shared by lookup, getattr, readdir, readlink, read, getxattr,
+ * listxattr and statfs, which run at once.  Exclusive means holding the
+ * mutex sbi->lock with no reader registered.  Readers change only the
+ * caches, under sbi->cache_lock; only exclusive holders evict nodes, free
+ * or unpin inodes.  An exclusive holder drops the mutex only while waiting
+ * (data I/O in file.c and gc.c, GC's turn, the checkpoint's wait for I/O):
+ * safe because main-area blocks are never reused before the next
+ * checkpoint, and the checkpoint waits for every write in flight
+ * (sbi->io_inflight) and, being exclusive, for every reader.  Writes are
+ * allocated and submitted under the mutex, so each log's writes reach the
+ * dispatcher in LBA order.
+ * Lock order: sbi->lock -> sbi->cache_lock -> sbi->wr_lock (data.c) ->
+ * the dispatcher's own locks.  The dispatcher's completion path takes no
+ * filesystem lock (it signals the waiter's own batch lock).
  *
  * Units: block addresses are 4 KiB blocks from the start of the device
  * (F2FS's blkaddr); segment numbers count main-area segments from 0.
@@ -167,7 +177,10 @@ struct zlfs_opts {
 #define ZLFS_CACHE_MB_DEFAULT 256
 
 struct zlfs_sb {
-	pthread_mutex_t lock;
+	pthread_mutex_t lock;            /* lock.c: exclusive = this, and no readers */
+	pthread_cond_t rd_cv;            /* the last reader left */
+	uint32_t readers;                /* registered shared holders (under lock) */
+	pthread_mutex_t cache_lock;      /* readers' changes to the caches */
 	struct zlfs_zdev *dev;
 	struct zlfs_disp *disp;
 	struct zf_layout lay;
@@ -258,6 +271,22 @@ struct zlfs_sb {
 	struct zclaim *claim;            /* roll-forward's SSA block (segment.c) */
 };
 
+/* ---- lock.c: the filesystem lock ---- */
+void zlfs_lock(struct zlfs_sb *sbi);                 /* exclusive */
+void zlfs_unlock(struct zlfs_sb *sbi);
+void zlfs_lock_shared(struct zlfs_sb *sbi);          /* a reader */
+void zlfs_unlock_shared(struct zlfs_sb *sbi);
+/* Exclusive holder: wait on cv (mutex dropped), exclusive again on return. */
+void zlfs_wait(struct zlfs_sb *sbi, pthread_cond_t *cv);
+void zlfs_timedwait(struct zlfs_sb *sbi, pthread_cond_t *cv, const struct timespec *until);
+bool zlfs_lock_is_shared(void);                      /* this thread is a reader */
+/* Around a wait for I/O: exclusive holders drop the mutex, readers keep going. */
+void zlfs_lock_drop(struct zlfs_sb *sbi);
+void zlfs_lock_retake(struct zlfs_sb *sbi);
+/* Around readers' changes to the caches (nothing to do when exclusive). */
+void zlfs_cache_lock(struct zlfs_sb *sbi);
+void zlfs_cache_unlock(struct zlfs_sb *sbi);
+
 /* ---- super.c ---- */
 int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out, char *err,
 	       size_t errlen);
@@ -269,6 +298,8 @@ int zlfs_unmount(struct zlfs_sb *sbi);
  * way, no GC pass, no I/O in flight), the inode nodes of inodes not open.
  */
 void zlfs_cache_balance(struct zlfs_sb *sbi, bool quiet);
+/* Would zlfs_cache_balance trim now?  (Readers ask before they register.) */
+bool zlfs_cache_over(const struct zlfs_sb *sbi);
 
 /* ---- data.c: block I/O ---- */
 /* A device error: read-only from now on (the first error is kept). */
@@ -418,7 +449,7 @@ void zlfs_gc_stop(struct zlfs_sb *sbi);
 /* Note a user operation (background GC waits for quiet). */
 static inline void zlfs_note_op(struct zlfs_sb *sbi)
 {
-	sbi->last_op_ms = zlfs_now_ms();
+	__atomic_store_n(&sbi->last_op_ms, zlfs_now_ms(), __ATOMIC_RELAXED);   /* readers too */
 }
 
 /* ---- stats.c: the text of /.zlfs/status and /.zlfs/zones (malloc()ed) ---- */
@@ -479,6 +510,8 @@ uint64_t zlfs_max_file_blocks(void);
 
 /* ---- inode.c ---- */
 int zlfs_iget(struct zlfs_sb *sbi, uint32_t ino, struct zinode **out);
+/* Count one FUSE lookup of zi (readers too). */
+void zlfs_inode_ref(struct zlfs_sb *sbi, struct zinode *zi);
 /* New inode: allocates a nid, fills mode/uid/gid/times, links 1 (2 for dirs). */
 int zlfs_inode_new(struct zlfs_sb *sbi, mode_t mode, uid_t uid, gid_t gid, uint32_t pino,
 		   struct zinode **out);

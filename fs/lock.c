@@ -1,0 +1,98 @@
+/*
+ * lock.c - the filesystem lock: exclusive for operations that change
+ * anything, shared for lookups, getattr, readdir, reads and xattr reads,
+ * which then run at once on FUSE's threads.
+ *
+ * Built on sbi->lock (a mutex) so the existing waits keep their meaning:
+ *   exclusive  hold sbi->lock, and no reader registered (sbi->readers == 0).
+ *              Every (re)acquisition waits for the readers to drain while
+ *              holding the mutex, so no new reader can register meanwhile
+ *              (writers are not starved).  While an exclusive holder waits
+ *              with the mutex dropped (I/O, GC, the checkpoint's wait for
+ *              I/O) readers may run, as any operation could before.
+ *   shared     registered in sbi->readers; the mutex is not held.  Readers
+ *              change only the caches (node cache, zinode hash and lookup
+ *              counts, block cache), under sbi->cache_lock, and never
+ *              evict a node or unpin an inode (only exclusive holders do),
+ *              so a node or zinode a reader got stays valid until it is
+ *              done.  Readers keep their registration during their I/O.
+ * Lock order: sbi->lock, then sbi->cache_lock; wr_lock (data.c) and the
+ * dispatcher's locks below both.  The dispatcher's completions take none
+ * of these.
+ */
+#include "zlfs.h"
+
+/* Is this thread a registered reader?  (Then cache changes need cache_lock.) */
+static __thread bool shared_held;
+
+void zlfs_lock(struct zlfs_sb *sbi)
+{
+	pthread_mutex_lock(&sbi->lock);
+	while (sbi->readers)
+		pthread_cond_wait(&sbi->rd_cv, &sbi->lock);
+}
+
+void zlfs_unlock(struct zlfs_sb *sbi)
+{
+	pthread_mutex_unlock(&sbi->lock);
+}
+
+void zlfs_wait(struct zlfs_sb *sbi, pthread_cond_t *cv)
+{
+	pthread_cond_wait(cv, &sbi->lock);
+	while (sbi->readers)
+		pthread_cond_wait(&sbi->rd_cv, &sbi->lock);
+}
+
+void zlfs_timedwait(struct zlfs_sb *sbi, pthread_cond_t *cv, const struct timespec *until)
+{
+	pthread_cond_timedwait(cv, &sbi->lock, until);
+	while (sbi->readers)
+		pthread_cond_wait(&sbi->rd_cv, &sbi->lock);
+}
+
+void zlfs_lock_shared(struct zlfs_sb *sbi)
+{
+	pthread_mutex_lock(&sbi->lock);
+	sbi->readers++;
+	pthread_mutex_unlock(&sbi->lock);
+	shared_held = true;
+}
+
+void zlfs_unlock_shared(struct zlfs_sb *sbi)
+{
+	shared_held = false;
+	pthread_mutex_lock(&sbi->lock);
+	if (!--sbi->readers)
+		pthread_cond_broadcast(&sbi->rd_cv);
+	pthread_mutex_unlock(&sbi->lock);
+}
+
+bool zlfs_lock_is_shared(void)
+{
+	return shared_held;
+}
+
+void zlfs_lock_drop(struct zlfs_sb *sbi)
+{
+	if (!shared_held)
+		pthread_mutex_unlock(&sbi->lock);
+}
+
+void zlfs_lock_retake(struct zlfs_sb *sbi)
+{
+	if (!shared_held)
+		zlfs_lock(sbi);
+}
+
+void zlfs_cache_lock(struct zlfs_sb *sbi)
+{
+	if (shared_held)
+		pthread_mutex_lock(&sbi->cache_lock);
+}
+
+void zlfs_cache_unlock(struct zlfs_sb *sbi)
+{
+	if (shared_held)
+		pthread_mutex_unlock(&sbi->cache_lock);
+}
