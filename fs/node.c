@@ -536,11 +536,20 @@ void zlfs_node_shrink(struct zlfs_sb *sbi, uint32_t max)
 
 /* ---- block mapping ------------------------------------------------------------------ */
 
+/* Addresses slots of the inode: after extra attributes, before inline xattrs. */
+static unsigned int inode_addrs(const struct zf_inode *ri, unsigned int *first)
+{
+	unsigned int extra = zf_extra_isize_words(ri);
+	unsigned int xattr = zf_inline_xattr_words(ri, false);
+	*first = extra;
+	return ZF_ADDRS_PER_INODE - extra - xattr;
+}
+
 uint64_t zlfs_node_start_index(struct zinode *zi, unsigned int ofs)
 {
 	const uint64_t indirect = 2 * ZF_NIDS_PER_BLOCK + 4;
 	uint64_t bidx;
-	unsigned int direct;
+	unsigned int first;
 
 	if (ofs == 0)
 		return 0;
@@ -551,18 +560,7 @@ uint64_t zlfs_node_start_index(struct zinode *zi, unsigned int ofs)
 		bidx = ofs - 2 - (ofs - 4) / (ZF_NIDS_PER_BLOCK + 1);
 	else
 		bidx = ofs - 5 - (ofs - indirect - 3) / (ZF_NIDS_PER_BLOCK + 1);
-	direct = ZF_ADDRS_PER_INODE - zf_extra_isize_words(zi_raw(zi)) -
-		 zf_inline_xattr_words(zi_raw(zi), false);
-	return bidx * ZF_ADDRS_PER_BLOCK + direct;
-}
-
-/* Addresses slots of the inode: after extra attributes, before inline xattrs. */
-static unsigned int inode_addrs(const struct zf_inode *ri, unsigned int *first)
-{
-	unsigned int extra = zf_extra_isize_words(ri);
-	unsigned int xattr = zf_inline_xattr_words(ri, false);
-	*first = extra;
-	return ZF_ADDRS_PER_INODE - extra - xattr;
+	return bidx * ZF_ADDRS_PER_BLOCK + inode_addrs(zi_raw(zi), &first);
 }
 
 uint32_t *zlfs_dnode_addrs(struct znode *dn, unsigned int *nr)
