@@ -36,6 +36,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse3/fuse_lowlevel.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,6 +252,14 @@ int main(int argc, char **argv)
 	char *blkpath = NULL, *mspec = NULL;
 	bool blk = false;
 
+	/*
+	 * The caches are bounded (cache_mb), but glibc gives each thread that
+	 * allocates its own arena, and every arena keeps what it freed: with
+	 * FUSE's threads taking turns, the daemon would hold the caches' high
+	 * water mark many times over.  Two arenas: little contention (most
+	 * allocations are made under the filesystem lock anyway).
+	 */
+	mallopt(M_ARENA_MAX, 2);
 	memset(&c, 0, sizeof(c));
 	zlfs_disp_opts_default(&c.o.disp);
 	zlfs_gc_opts_default(&c.o.gc);

@@ -24,6 +24,7 @@
  * sbi->cache_lock, and only exclusive holders evict.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -526,12 +527,18 @@ int zlfs_nat_flush(struct zlfs_sb *sbi)
 void zlfs_node_shrink(struct zlfs_sb *sbi, uint32_t max)
 {
 	struct znode *n = sbi->lru.lru_prev, *prev;
+	uint32_t dropped = 0;
 
 	for (; n != &sbi->lru && sbi->nr_nodes > max; n = prev) {
 		prev = n->lru_prev;
-		if (!n->dirty && !n->pins)
+		if (!n->dirty && !n->pins) {
 			cache_drop(sbi, n);
+			dropped++;
+		}
 	}
+	/* malloc keeps freed blocks for reuse; past 16 MiB of them, give the pages back */
+	if (dropped >= 4096)
+		malloc_trim(0);
 }
 
 /* ---- block mapping ------------------------------------------------------------------ */

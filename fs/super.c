@@ -255,7 +255,9 @@ static void sb_free(struct zlfs_sb *sbi)
 
 /*
  * cache_mb splits as: a quarter for dentry and symlink blocks (bcache.c),
- * the rest for nodes; at most half of it dirty before a checkpoint.
+ * the rest for nodes; at most an eighth of it dirty before a checkpoint
+ * (the checkpoint's writes of that much go through the dispatcher at once,
+ * which costs memory of its own while they are in flight).
  */
 static void set_cache_bound(struct zlfs_sb *sbi, uint32_t mb)
 {
@@ -265,7 +267,7 @@ static void set_cache_bound(struct zlfs_sb *sbi, uint32_t mb)
 		mb = 1u << 20;
 	sbi->cache_blocks = mb * (1024 * 1024 / ZF_BLKSIZE);
 	sbi->node_cap = sbi->cache_blocks / 4 * 3;
-	sbi->dirty_cap = sbi->cache_blocks / 2;
+	sbi->dirty_cap = sbi->cache_blocks / 8;
 }
 
 bool zlfs_cache_over(const struct zlfs_sb *sbi)
