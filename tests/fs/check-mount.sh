@@ -1086,10 +1086,11 @@ want enospc && check "ENOSPC on a full filesystem, then usable again" enospc
 
 # ---- 3. sload.f2fs ---------------------------------------------------------------------
 
-# meta DIR: one line per entry: path, type, size (not for directories), mode, mtime in seconds, links
+# meta DIR: one line per entry: path, type, size, mode, mtime in seconds (size and mtime
+# not for directories), links
 meta() {
 	(cd "$1" && find . -printf '%p\t%y\t%s\t%m\t%T@\t%n\n' |
-		awk -F'\t' -v OFS='\t' '{ if ($2 == "d") $3 = "-"; sub(/\..*/, "", $5); print }' | LC_ALL=C sort)
+		awk -F'\t' -v OFS='\t' '{ if ($2 == "d") $3 = $5 = "-"; sub(/\..*/, "", $5); print }' | LC_ALL=C sort)
 }
 sload() {
 	local r=0
@@ -1117,7 +1118,8 @@ sload_body() {
 	fsck_clean "$img" || { WHY="before zlfs: $WHY"; return 1; }
 	mnt "$img" "$m" || return 1
 	out=$(diff -r --no-dereference "$s" "$m" 2>&1) || { WHY="diff -r: $(echo "$out" | head -3)"; return 1; }
-	# types, sizes, modes, mtimes (sload.f2fs keeps whole seconds) and link counts
+	# types, sizes, modes, mtimes (sload.f2fs keeps files' whole seconds, and stamps
+	# directories with its own clock: theirs are left out) and link counts
 	out=$(diff <(meta "$s") <(meta "$m") 2>&1) || { WHY="metadata: $(echo "$out" | head -3 | tr '\n' ' ')"; return 1; }
 	# writes: new files, an overwrite, a deletion, a rename, a new directory
 	mkdir "$m/new dir" "$s/new dir"
