@@ -112,6 +112,28 @@ struct batch_bio {
 	struct batch *b;
 };
 
+/*
+ * How many blocks from i on go in one device command: a run adjacent on
+ * the device and in memory, never across a zone (each zone is written on
+ * its own, and a multi-device's members meet at zone boundaries), and no
+ * bigger than the device takes whole (max_io) or 1 MiB.
+ */
+static uint32_t io_run(const struct zlfs_sb *sbi, void *const *bufs, const uint32_t *addrs,
+		       uint32_t i, uint32_t n)
+{
+	const struct zlfs_zdev_geom *g = zlfs_zdev_geom(sbi->dev);
+	uint64_t zone_blocks = g->zone_size / ZF_BLKSIZE;
+	uint32_t max_run = g->max_io && g->max_io / ZF_BLKSIZE < 256 ? g->max_io / ZF_BLKSIZE : 256;
+	uint32_t j = i + 1;
+
+	if (!max_run)
+		max_run = 1;
+	while (j < n && addrs[j] == addrs[j - 1] + 1 && addrs[j] % zone_blocks &&
+	       (uint8_t *)bufs[j] == (uint8_t *)bufs[j - 1] + ZF_BLKSIZE && j - i < max_run)
+		j++;
+	return j - i;
+}
+
 static void batch_end(struct zlfs_bio *bio)
 {
 	struct batch_bio *bb = (struct batch_bio *)bio;
@@ -156,19 +178,10 @@ struct zlfs_wbatch *zlfs_write_submit(struct zlfs_sb *sbi, void *const *bufs,
 		wb->b.left = 0;
 		return wb;
 	}
-	/* one bio per run of blocks adjacent on the device and in memory */
+	/* one bio per run (io_run) */
 	uint32_t nbio = 0;
 	for (uint32_t i = 0; i < n; ) {
-		uint32_t j = i + 1;
-		/* ... and never across a zone: each zone is written on its own */
-		const struct zlfs_zdev_geom *g = zlfs_zdev_geom(sbi->dev);
-		uint64_t zone_blocks = g->zone_size / ZF_BLKSIZE;
-		uint32_t max_run = g->max_io && g->max_io / ZF_BLKSIZE < 256 ? g->max_io / ZF_BLKSIZE : 256;
-		if (!max_run)
-			max_run = 1;
-		while (j < n && addrs[j] == addrs[j - 1] + 1 && addrs[j] % zone_blocks &&
-		       (uint8_t *)bufs[j] == (uint8_t *)bufs[j - 1] + ZF_BLKSIZE && j - i < max_run)
-			j++;
+		uint32_t j = i + io_run(sbi, bufs, addrs, i, n);
 		struct zlfs_bio *bio = &wb->v[nbio].bio;
 		wb->v[nbio].b = &wb->b;
 		bio->op = ZLFS_OP_WRITE;
@@ -291,31 +304,41 @@ int zlfs_read_blocks_unlocked(struct zlfs_sb *sbi, void **bufs, const uint32_t *
 {
 	struct rbatch b = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0 };
 	struct rbio *v;
+	uint32_t nbio = 0;
 
 	if (!n)
 		return 0;
 	v = calloc(n, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	b.left = n;
+	/*
+	 * One bio per run (io_run): a file read sequentially is one command
+	 * per zone or MiB, not one per block (each command costs a trip
+	 * through the dispatcher and the device's threads).
+	 */
+	for (uint32_t i = 0; i < n; nbio++) {
+		uint32_t k = io_run(sbi, (void *const *)bufs, addrs, i, n);
+		v[nbio].b = &b;
+		v[nbio].bio.op = ZLFS_OP_READ;
+		v[nbio].bio.prio = prio;
+		v[nbio].bio.flags = ZLFS_BIO_SYNC;
+		v[nbio].bio.off = (uint64_t)addrs[i] * ZF_BLKSIZE;
+		v[nbio].bio.buf = bufs[i];
+		v[nbio].bio.len = k * ZF_BLKSIZE;
+		v[nbio].bio.end = rbio_end;
+		i += k;
+	}
+	b.left = nbio;
 	/* a reader keeps its registration: no checkpoint can start meanwhile */
 	bool shared = zlfs_lock_is_shared();
 	if (!shared)
 		sbi->io_inflight++;
-	for (uint32_t i = 0; i < n; i++) {
-		v[i].b = &b;
-		v[i].bio.op = ZLFS_OP_READ;
-		v[i].bio.prio = prio;
-		v[i].bio.flags = ZLFS_BIO_SYNC;
-		v[i].bio.off = (uint64_t)addrs[i] * ZF_BLKSIZE;
-		v[i].bio.buf = bufs[i];
-		v[i].bio.len = ZF_BLKSIZE;
-		v[i].bio.end = rbio_end;
+	for (uint32_t i = 0; i < nbio; i++) {
 		int ret = zlfs_disp_submit(sbi->disp, &v[i].bio);
 		if (ret) {
 			pthread_mutex_lock(&b.lock);
 			b.err = b.err ? b.err : ret;
-			b.left -= n - i;
+			b.left -= nbio - i;
 			pthread_mutex_unlock(&b.lock);
 			break;
 		}

@@ -129,33 +129,55 @@ int zlfs_file_read(struct zlfs_sb *sbi, struct zinode *zi, char *buf, size_t len
 	}
 	if (meta_file(zi))   /* a symlink's target may still be in the cache only */
 		return read_meta(sbi, zi, buf, len, off, got);
+	/*
+	 * Whole blocks are read straight into buf, so a run of them adjacent
+	 * on the device is one command (zlfs_read_blocks_unlocked); only a
+	 * partial first or last block goes through edge[] and is copied.
+	 */
 	uint64_t first = off / ZF_BLKSIZE, last = (off + len - 1) / ZF_BLKSIZE;
 	uint32_t n = (uint32_t)(last - first + 1);
-	uint8_t *tmp = malloc((size_t)n * ZF_BLKSIZE);
 	void **bufs = calloc(n, sizeof(*bufs));
 	uint32_t *addrs = calloc(n, sizeof(*addrs));
+	uint8_t *edge = malloc(2 * ZF_BLKSIZE);
+	uint8_t *dst[2] = { NULL, NULL };        /* where edge[0], edge[1] go in buf */
+	size_t lo[2] = { 0, 0 }, hi[2] = { 0, 0 };
 	uint32_t nio = 0;
-	if (!tmp || !bufs || !addrs) {
+	if (!bufs || !addrs || !edge) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t a;
-		if ((ret = block_addr(sbi, zi, first + i, &a)))
+		uint64_t bstart = (first + i) * ZF_BLKSIZE;
+		size_t a = off > bstart ? (size_t)(off - bstart) : 0;
+		size_t b = off + len < bstart + ZF_BLKSIZE ? (size_t)(off + len - bstart) : ZF_BLKSIZE;
+		uint8_t *to;
+		if (a == 0 && b == ZF_BLKSIZE) {
+			to = (uint8_t *)buf + (bstart - off);
+		} else {
+			int e = i == 0 ? 0 : 1;
+			to = edge + (size_t)e * ZF_BLKSIZE;
+			dst[e] = (uint8_t *)buf + (bstart + a - off);
+			lo[e] = a;
+			hi[e] = b;
+		}
+		uint32_t addr;
+		if ((ret = block_addr(sbi, zi, first + i, &addr)))
 			goto out;
-		if (a == ZF_NULL_ADDR || a == ZF_NEW_ADDR) {
-			memset(tmp + (size_t)i * ZF_BLKSIZE, 0, ZF_BLKSIZE);
+		if (addr == ZF_NULL_ADDR || addr == ZF_NEW_ADDR) {
+			memset(to, 0, ZF_BLKSIZE);
 			continue;
 		}
-		bufs[nio] = tmp + (size_t)i * ZF_BLKSIZE;
-		addrs[nio++] = a;
+		bufs[nio] = to;
+		addrs[nio++] = addr;
 	}
 	if ((ret = zlfs_read_blocks_unlocked(sbi, bufs, addrs, nio, ZLFS_PRIO_BE)))
 		goto out;
-	memcpy(buf, tmp + (off - first * ZF_BLKSIZE), len);
+	for (int e = 0; e < 2; e++)
+		if (dst[e])
+			memcpy(dst[e], edge + (size_t)e * ZF_BLKSIZE + lo[e], hi[e] - lo[e]);
 	*got = len;
 out:
-	free(tmp);
+	free(edge);
 	free(bufs);
 	free(addrs);
 	return ret;

@@ -32,6 +32,13 @@
  * first (its claim keeps any other owner out from then on), then the
  * device opened without O_EXCL (the spec option excl=0).  Images and
  * plain files are mounted as fuse; zlfs-umount waits for those (umount.c).
+ *
+ * Readahead: the kernel's FUSE takes the max_readahead INIT asks for
+ * (fuse_ops.c, 1 MiB) only up to the mount's backing-device readahead,
+ * which starts at the kernel's default of 128 KiB, so sequential reads
+ * came as 128 KiB requests.  As root, the daemon raises the mount's
+ * read_ahead_kb (sysfs) to ZLFS_READAHEAD_KB before serving: INIT's reply
+ * then leaves it there.  Without root it stays at the kernel's default.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,6 +57,72 @@
 extern const struct fuse_lowlevel_ops zlfs_ops;
 void zlfs_fuse_set_writeback(bool on);
 int zlfs_fuse_finish(struct zlfs_sb *sbi);
+
+/* As zl_init's conn->max_readahead (fuse_ops.c). */
+#define ZLFS_READAHEAD_KB 1024
+
+/* A mountinfo field with its octal escapes (\040 for a space) decoded, in place. */
+static char *mi_unescape(char *f)
+{
+	char *r = f, *w = f;
+
+	while (*r) {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
+		    r[3] >= '0' && r[3] <= '7') {
+			*w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+			r += 4;
+		} else {
+			*w++ = *r++;
+		}
+	}
+	*w = '\0';
+	return f;
+}
+
+/*
+ * Raise the readahead of the FUSE mount at mnt (see the top of this file).
+ * The mount's device number comes from /proc/self/mountinfo: a stat() of
+ * the mount point would wait for a daemon that is not serving yet.  Best
+ * effort: any failure leaves the kernel's default.
+ */
+static void set_readahead(const char *mnt)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096], dev[32] = "";
+	bool blk = false;
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE ... */
+		char *save, *fld[5], *t;
+		int i;
+		for (i = 0, t = strtok_r(line, " ", &save); t && i < 5; t = strtok_r(NULL, " ", &save))
+			fld[i++] = t;
+		if (i < 5 || strcmp(mi_unescape(fld[4]), mnt))
+			continue;
+		while ((t = strtok_r(NULL, " ", &save)) && strcmp(t, "-"))
+			;
+		if (!t || !(t = strtok_r(NULL, " ", &save)) || strncmp(t, "fuse", 4))
+			continue;
+		/* the last one listed is the newest mount there: ours */
+		snprintf(dev, sizeof(dev), "%s", fld[2]);
+		blk = !strcmp(t, "fuseblk") || !strncmp(t, "fuseblk.", 8);
+	}
+	fclose(f);
+	if (!dev[0])
+		return;
+	char path[96];
+	snprintf(path, sizeof(path), "/sys/class/bdi/%s%s/read_ahead_kb", dev, blk ? "-fuseblk" : "");
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	char val[16];
+	int n = snprintf(val, sizeof(val), "%d", ZLFS_READAHEAD_KB);
+	if (write(fd, val, (size_t)n) != n && geteuid() == 0)
+		fprintf(stderr, "zlfs: warning: cannot set %s: %s\n", path, strerror(errno));
+	close(fd);
+}
 
 struct cli {
 	const char *device;
@@ -359,6 +432,7 @@ int main(int argc, char **argv)
 		ret = 1;
 		goto out_session;
 	}
+	set_readahead(fopts.mountpoint);
 	if (blk && (ret = zlfs_mount(mspec, &c.o, &sbi, err, sizeof(err)))) {
 		fprintf(stderr, "zlfs: cannot mount %s: %s%s\n", c.device,
 			err[0] ? err : zlfs_zdev_strerror(ret),

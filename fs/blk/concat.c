@@ -218,6 +218,7 @@ static void concat_stats(struct zlfs_zdev *dev, struct zlfs_zdev_stats *st)
 		st->hibernations += s.hibernations;
 		st->requeues += s.requeues;
 		st->injected += s.injected;
+		st->writebehinds += s.writebehinds;
 	}
 }
 

@@ -12,7 +12,7 @@
 
 #include "uring.h"
 
-enum { Q_READV = 1, Q_WRITEV, Q_FSYNC };
+enum { Q_READV = 1, Q_WRITEV, Q_FSYNC, Q_SYNC_RANGE };
 
 /* user_data of the NOP that tells the ring thread to look at the queue */
 static struct zuring_req wake_marker;
@@ -46,6 +46,8 @@ static void drain_queue(struct zuring *u)
 			io_uring_prep_readv(sqe, r->fd, r->iov, (unsigned)r->cnt, r->off);
 		else if (r->op == Q_WRITEV)
 			io_uring_prep_writev(sqe, r->fd, r->iov, (unsigned)r->cnt, r->off);
+		else if (r->op == Q_SYNC_RANGE)
+			io_uring_prep_sync_file_range(sqe, r->fd, r->len, r->off, (int)r->flags);
 		else
 			io_uring_prep_fsync(sqe, r->fd, IORING_FSYNC_DATASYNC);
 		io_uring_sqe_set_data(sqe, r);
@@ -175,6 +177,17 @@ int zuring_fsync(struct zuring *u, int fd, struct zuring_req *r)
 {
 	r->op = Q_FSYNC;
 	r->fd = fd;
+	return enqueue(u, r);
+}
+
+int zuring_sync_range(struct zuring *u, int fd, uint64_t off, uint32_t len, unsigned flags,
+		      struct zuring_req *r)
+{
+	r->op = Q_SYNC_RANGE;
+	r->fd = fd;
+	r->off = off;
+	r->len = len;
+	r->flags = flags;
 	return enqueue(u, r);
 }
 

@@ -28,6 +28,8 @@ struct zuring_req {
 	int fd;
 	const struct iovec *iov;
 	int cnt;
+	uint32_t len;                  /* sync_range */
+	unsigned flags;                /* sync_range: SYNC_FILE_RANGE_* */
 	uint64_t off;
 };
 
@@ -48,6 +50,9 @@ int zuring_readv(struct zuring *u, int fd, const struct iovec *iov, int cnt, uin
 int zuring_writev(struct zuring *u, int fd, const struct iovec *iov, int cnt, uint64_t off,
 		  struct zuring_req *r);
 int zuring_fsync(struct zuring *u, int fd, struct zuring_req *r);
+/* sync_file_range(2) of [off, off+len) with flags (SYNC_FILE_RANGE_*). */
+int zuring_sync_range(struct zuring *u, int fd, uint64_t off, uint32_t len, unsigned flags,
+		      struct zuring_req *r);
 /* Runs r->cb(r, 0) on the completion thread (never inline). */
 int zuring_post(struct zuring *u, struct zuring_req *r);
 

@@ -15,6 +15,13 @@
  *          them, so a killed process never leaves a write pointer ahead of
  *          its data.  In power-cut mode image writes are done at exec
  *          (pwrite) so that every write can be undone exactly.
+ *          Write-behind: once a sequential zone has WB_CHUNK landed in the
+ *          host's page cache (or is full), the host is told to start
+ *          writing it back (sync_file_range WRITE, asynchronous, one at a
+ *          time), as a device drains its write cache while it takes more
+ *          writes; a flush then finds little left to write.  Durability
+ *          is still only what a flush (fdatasync) covers.  Spec option
+ *          writebehind=0 turns it off.
  *
  * Power cut: once armed, each sequential zone remembers the write pointer
  * of the last completed flush and each conventional zone keeps undo
@@ -23,6 +30,7 @@
  */
 #include <assert.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +137,7 @@ static void discard_zone(void *arg, uint32_t zone)
 			memset(p, 0, zn->len);
 	} else {
 		z->zx[zone].persist_wp = zn->start;
+		z->zx[zone].wb_wp = zn->start;
 		zimg_persist_zone(z, zone);
 		/* reads past the write pointer are zeros whatever the file holds */
 		if (!z->thick)
@@ -202,6 +211,8 @@ static void pc_cut_seq(struct zemu *z, uint32_t i, uint32_t *active)
 			zn->wp = nwp;
 			if (z->image) {
 				x->persist_wp = nwp;
+				if (x->wb_wp > nwp)
+					x->wb_wp = nwp;
 				zimg_persist_zone(z, i);
 				zimg_discard(z, nwp, lost);
 			}
@@ -319,6 +330,52 @@ static struct zlfs_cmd *advance_persist(struct zemu *z, uint32_t zone)
 	return done;
 }
 
+/* Write-behind: start the host's write-back this far ahead of a flush. */
+#define WB_CHUNK (8u << 20)
+
+static void wb_done(struct zuring_req *r, int res)
+{
+	struct zemu *z = (struct zemu *)((char *)r - offsetof(struct zemu, wb_req));
+
+	(void)res;   /* an error shows again at the next flush's fdatasync */
+	pthread_mutex_lock(&z->lock);
+	z->wb_busy = false;
+	if (!--z->inflight)
+		pthread_cond_broadcast(&z->cv);
+	pthread_mutex_unlock(&z->lock);
+}
+
+/*
+ * Should zone's landed data be written back now?  Then *off, *len say
+ * what, and the caller calls wb_start once z->lock is dropped.  Caller
+ * holds z->lock.
+ */
+static bool wb_due(struct zemu *z, uint32_t zone, uint64_t *off, uint32_t *len)
+{
+	struct zemu_zone *x = &z->zx[zone];
+	const struct zlfs_zone *zn = &z->zones[zone];
+
+	if (!z->wb_on || z->wb_busy || z->pc_armed || x->persist_wp <= x->wb_wp)
+		return false;
+	if (x->persist_wp - x->wb_wp < WB_CHUNK && x->persist_wp < zn->start + zn->cap)
+		return false;
+	*off = x->wb_wp;
+	*len = x->persist_wp - x->wb_wp > UINT32_MAX ? UINT32_MAX / z->base.geom.lbs * z->base.geom.lbs
+						     : (uint32_t)(x->persist_wp - x->wb_wp);
+	x->wb_wp += *len;
+	z->wb_busy = true;
+	z->inflight++;
+	z->stats.writebehinds++;
+	return true;
+}
+
+static void wb_start(struct zemu *z, uint64_t off, uint32_t len)
+{
+	z->wb_req.cb = wb_done;
+	if (zuring_sync_range(&z->ur, z->fd, off, len, SYNC_FILE_RANGE_WRITE, &z->wb_req))
+		wb_done(&z->wb_req, 0);
+}
+
 static void zio_done(struct zuring_req *r, int res)
 {
 	struct zio *io = (struct zio *)r;
@@ -346,7 +403,12 @@ static void zio_done(struct zuring_req *r, int res)
 			}
 			cmd->data_done = true;
 			struct zlfs_cmd *done = advance_persist(z, zone);
+			uint64_t wb_off;
+			uint32_t wb_len;
+			bool wb = wb_due(z, zone, &wb_off, &wb_len);
 			pthread_mutex_unlock(&z->lock);
+			if (wb)
+				wb_start(z, wb_off, wb_len);
 			free(io);
 			while (done) {
 				struct zlfs_cmd *next = done->dnext;
@@ -961,7 +1023,8 @@ int zemu_open_image(const char *path, struct zopts *o, struct zlfs_zdev **out)
 	char *stpath;
 	int fd, ret;
 
-	if ((ret = svc_params_parse(o, &sp)))
+	uint64_t wb = 1;
+	if ((ret = svc_params_parse(o, &sp)) || (ret = zopts_u64(o, "writebehind", &wb)))
 		return ret;
 	if (asprintf(&stpath, "%s.zst", path) < 0)
 		return -ENOMEM;
@@ -993,6 +1056,7 @@ int zemu_open_image(const char *path, struct zopts *o, struct zlfs_zdev **out)
 	if (!z)
 		return -ENOMEM;
 	z->image = true;
+	z->wb_on = wb != 0;
 	z->base.geom.kind = ZLFS_DEV_IMAGE;
 	z->base.geom.depth = sp.enabled ? sp.queues * sp.qd : sp.qd;
 	z->path = strdup(path);

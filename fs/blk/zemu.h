@@ -25,6 +25,8 @@ struct zundo {
 struct zemu_zone {
 	/* image: the write pointer whose data has all landed in the file */
 	uint64_t persist_wp;
+	/* image: write-back of the data below persist_wp was started up to here */
+	uint64_t wb_wp;
 	/* image: executed writes whose data is in flight, in wp order */
 	struct zlfs_cmd *pend_head, *pend_tail;
 	/* power cut: what the last completed flush covers */
@@ -82,6 +84,9 @@ struct zemu {
 	size_t stz_len;            /* thick: length of that mapping of IMAGE */
 	struct zuring ur;
 	bool have_ur;
+	bool wb_on;                /* write-behind (zemu.c); spec option writebehind */
+	struct zuring_req wb_req;  /* the write-behind in flight */
+	bool wb_busy;
 	uint32_t inflight;         /* commands executed whose completion is pending */
 	struct svc *svc;
 	/* faults */

@@ -80,6 +80,7 @@ int zimg_map_state(struct zemu *z, const char *path, bool rdwr)
 		}
 		zn->wp = wp;
 		z->zx[i].persist_wp = wp;
+		z->zx[i].wb_wp = wp;
 		z->zx[i].flushed_wp = wp;
 		if (sz[i].flags & ZST_OFFLINE)
 			zn->cond = ZLFS_ZC_OFFLINE;

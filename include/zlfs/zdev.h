@@ -226,6 +226,7 @@ struct zlfs_zdev_stats {
 	uint64_t cmds, reads, writes, flushes;
 	uint64_t unaligned, reordered, hibernations, requeues;
 	uint64_t injected;
+	uint64_t writebehinds;     /* image: host write-backs started ahead of a flush */
 };
 void zlfs_zdev_stats(struct zlfs_zdev *dev, struct zlfs_zdev_stats *st);
 
