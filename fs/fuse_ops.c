@@ -33,6 +33,7 @@
  */
 #include <errno.h>
 #include <fuse3/fuse_lowlevel.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,32 @@ static struct {
 void zlfs_fuse_set_writeback(bool on)
 {
 	sess.want_wb = on;
+}
+
+/*
+ * Requests served, per FUSE opcode (.zlfs/status prints them as
+ * "fuse_req OPCODE N"), named as libfuse's debug output names them;
+ * RENAME counts RENAME2 too (libfuse hands both to one operation).
+ * Requests on /.zlfs's own inodes are left out, so reading the counters
+ * does not change them, and so are those libfuse answers by itself
+ * (INTERRUPT, opcodes without an operation here).  Relaxed atomics,
+ * outside sbi->lock: each counter is exact, a snapshot of all of them is
+ * not taken at one instant.
+ */
+#define ZREQ_LIST(X) X(INIT) X(DESTROY) X(LOOKUP) X(FORGET) X(BATCH_FORGET) X(GETATTR) \
+	X(SETATTR) X(READLINK) X(SYMLINK) X(MKNOD) X(MKDIR) X(UNLINK) X(RMDIR) X(RENAME) \
+	X(LINK) X(OPEN) X(READ) X(WRITE) X(STATFS) X(RELEASE) X(FSYNC) X(SETXATTR) \
+	X(GETXATTR) X(LISTXATTR) X(REMOVEXATTR) X(FLUSH) X(OPENDIR) X(READDIR) \
+	X(READDIRPLUS) X(RELEASEDIR) X(FSYNCDIR) X(CREATE) X(FALLOCATE)
+#define ZREQ_ENUM(op) ZR_##op,
+#define ZREQ_NAME(op) #op,
+enum zreq { ZREQ_LIST(ZREQ_ENUM) ZR_NR };
+static const char *const zreq_names[ZR_NR] = { ZREQ_LIST(ZREQ_NAME) };
+static _Atomic uint64_t zreqs[ZR_NR];
+
+static void count_op(enum zreq op)
+{
+	atomic_fetch_add_explicit(&zreqs[op], 1, memory_order_relaxed);
 }
 
 /* A regular file whose mtime and ctime the kernel owns (file comment). */
@@ -217,6 +244,13 @@ static bool is_virt(fuse_ino_t ino)
 	return ino >= VINO_DIR;
 }
 
+/* Count a request on inode ino (one of /.zlfs's: not counted). */
+static void count(enum zreq op, fuse_ino_t ino)
+{
+	if (!is_virt(ino))
+		count_op(op);
+}
+
 /* ".zlfs" in the root: the name is taken by the virtual directory. */
 static bool virt_name(fuse_ino_t parent, const char *name)
 {
@@ -272,8 +306,13 @@ static void virt_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
+	struct zlfs_req_count rc[ZR_NR];
+	for (int i = 0; i < ZR_NR; i++) {
+		rc[i].op = zreq_names[i];
+		rc[i].n = atomic_load_explicit(&zreqs[i], memory_order_relaxed);
+	}
 	pthread_mutex_lock(&sbi->lock);    /* reading counters is no user activity */
-	ret = ino == VINO_STATUS ? zlfs_stats_status(sbi, &v->text, &v->len)
+	ret = ino == VINO_STATUS ? zlfs_stats_status(sbi, rc, ZR_NR, &v->text, &v->len)
 				 : zlfs_stats_zones(sbi, &v->text, &v->len);
 	pthread_mutex_unlock(&sbi->lock);
 	if (ret) {
@@ -416,6 +455,7 @@ static int do_create(struct zlfs_sb *sbi, fuse_req_t req, fuse_ino_t parent, con
 static void zl_init(void *userdata, struct fuse_conn_info *conn)
 {
 	(void)userdata;
+	count_op(ZR_INIT);
 	if (sess.want_wb && (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 	else
@@ -465,6 +505,7 @@ int zlfs_fuse_finish(struct zlfs_sb *sbi)
 
 static void zl_destroy(void *userdata)
 {
+	count_op(ZR_DESTROY);
 	zlfs_fuse_finish(*(struct zlfs_sb **)userdata);
 }
 
@@ -477,6 +518,7 @@ static void zl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	uint8_t ft;
 	int ret;
 
+	count(ZR_LOOKUP, virt_name(parent, name) ? VINO_DIR : parent);
 	if (strlen(name) > ZF_NAME_LEN) {
 		fuse_reply_err(req, ENAMETOOLONG);
 		return;
@@ -545,17 +587,23 @@ static void forget_one(struct zlfs_sb *sbi, fuse_ino_t ino, uint64_t n)
 static void zl_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
 	struct zlfs_sb *sbi = SBI(req);
+	count(ZR_FORGET, ino);
 	lock(sbi);
 	forget_one(sbi, ino, nlookup);
 	unlock(sbi);
 	fuse_reply_none(req);
 }
 
-static void zl_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *f)
+static void zl_forget_multi(fuse_req_t req, size_t n, struct fuse_forget_data *f)
 {
 	struct zlfs_sb *sbi = SBI(req);
+	for (size_t i = 0; i < n; i++)
+		if (!is_virt(f[i].ino)) {
+			count_op(ZR_BATCH_FORGET);
+			break;
+		}
 	lock(sbi);
-	for (size_t i = 0; i < count; i++)
+	for (size_t i = 0; i < n; i++)
 		forget_one(sbi, f[i].ino, f[i].nlookup);
 	unlock(sbi);
 	fuse_reply_none(req);
@@ -569,6 +617,7 @@ static void zl_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	int ret;
 
 	(void)fi;
+	count(ZR_GETATTR, ino);
 	if (is_virt(ino)) {
 		virt_stat(ino, &st);
 		fuse_reply_attr(req, &st, 0);
@@ -600,6 +649,7 @@ static void zl_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	int ret;
 
 	(void)fi;
+	count(ZR_SETATTR, ino);
 	VIRT_REFUSE(req, ino);
 	clock_gettime(CLOCK_REALTIME_COARSE, &now);   /* as zlfs_inode_touch */
 	lock(sbi);
@@ -677,6 +727,7 @@ static void zl_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	struct fuse_entry_param e;
 	int ret;
 
+	count(ZR_MKNOD, parent);
 	if (!S_ISREG(mode) && !S_ISCHR(mode) && !S_ISBLK(mode) && !S_ISFIFO(mode) && !S_ISSOCK(mode)) {
 		fuse_reply_err(req, EINVAL);
 		return;
@@ -693,6 +744,7 @@ static void zl_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	struct fuse_entry_param e;
 	int ret;
 
+	count(ZR_MKDIR, parent);
 	lock(sbi);
 	ret = do_create(sbi, req, parent, name, S_IFDIR | (mode & 07777), 0, NULL, &e, NULL);
 	unlock(sbi);
@@ -705,6 +757,7 @@ static void zl_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 	struct fuse_entry_param e;
 	int ret;
 
+	count(ZR_SYMLINK, parent);
 	if (strlen(link) >= ZF_BLKSIZE) {
 		fuse_reply_err(req, ENAMETOOLONG);
 		return;
@@ -723,6 +776,7 @@ static void zl_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	struct zinode *zi;
 	int ret;
 
+	count(ZR_CREATE, parent);
 	lock(sbi);
 	ret = do_create(sbi, req, parent, name, S_IFREG | (mode & 07777), 0, NULL, &e, &zi);
 	if (!ret)
@@ -744,6 +798,7 @@ static void zl_readlink(fuse_req_t req, fuse_ino_t ino)
 	size_t got = 0;
 	int ret;
 
+	count(ZR_READLINK, ino);
 	VIRT_REFUSE(req, ino);
 	lock(sbi);
 	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
@@ -764,6 +819,7 @@ static void zl_readlink(fuse_req_t req, fuse_ino_t ino)
 static void zl_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct zlfs_sb *sbi = SBI(req);
+	count(ZR_UNLINK, parent);
 	if (is_virt(parent) || virt_name(parent, name)) {
 		fuse_reply_err(req, EPERM);
 		return;
@@ -780,6 +836,7 @@ static void zl_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 static void zl_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct zlfs_sb *sbi = SBI(req);
+	count(ZR_RMDIR, parent);
 	if (is_virt(parent) || virt_name(parent, name)) {
 		fuse_reply_err(req, EPERM);
 		return;
@@ -800,6 +857,7 @@ static void zl_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 	struct zinode *zi;
 	int ret;
 
+	count(ZR_LINK, ino);
 	if (is_virt(ino) || is_virt(newparent) || virt_name(newparent, newname)) {
 		fuse_reply_err(req, is_virt(ino) || is_virt(newparent) ? EPERM : EEXIST);
 		return;
@@ -816,6 +874,7 @@ static void zl_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		      const char *newname, unsigned int flags)
 {
 	struct zlfs_sb *sbi = SBI(req);
+	count(ZR_RENAME, parent);
 	if (is_virt(parent) || is_virt(newparent) || virt_name(parent, name) ||
 	    virt_name(newparent, newname)) {
 		fuse_reply_err(req, EPERM);
@@ -850,6 +909,7 @@ static void zl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct zinode *zi;
 	int ret;
 
+	count(ZR_OPEN, ino);
 	if (is_virt(ino)) {
 		virt_open(req, ino, fi);
 		return;
@@ -878,7 +938,7 @@ static void zl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_open(req, fi);
 }
 
-static void zl_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+static void do_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct zlfs_sb *sbi = SBI(req);
 	struct zinode *zi;
@@ -897,6 +957,12 @@ static void zl_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	fuse_reply_err(req, 0);
 }
 
+static void zl_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	count(ZR_RELEASE, ino);
+	do_release(req, ino, fi);
+}
+
 static void zl_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
@@ -906,6 +972,7 @@ static void zl_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	char *buf = malloc(size ? size : 1);
 	int ret;
 
+	count(ZR_READ, ino);
 	if (is_virt(ino)) {
 		free(buf);
 		virt_read(req, size, off, fi);
@@ -934,6 +1001,7 @@ static void zl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	int ret;
 
 	(void)fi;
+	count(ZR_WRITE, ino);
 	VIRT_REFUSE(req, ino);
 	lock(sbi);
 	/* room first: the blocks, maybe a new dnode and an inline conversion */
@@ -974,6 +1042,7 @@ static void zl_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 	int ret;
 
 	(void)fi;
+	count(ZR_FSYNC, ino);
 	if (is_virt(ino)) {
 		fuse_reply_err(req, 0);
 		return;
@@ -987,8 +1056,8 @@ static void zl_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 
 static void zl_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	(void)ino;
 	(void)fi;
+	count(ZR_FLUSH, ino);
 	fuse_reply_err(req, 0);
 }
 
@@ -1000,6 +1069,7 @@ static void zl_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 	int ret;
 
 	(void)fi;
+	count(ZR_FALLOCATE, ino);
 	if (off < 0 || len <= 0) {
 		fuse_reply_err(req, EINVAL);
 		return;
@@ -1026,6 +1096,7 @@ static void zl_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct zinode *zi;
 	int ret;
 
+	count(ZR_OPENDIR, ino);
 	if (is_virt(ino)) {
 		if (ino == VINO_DIR)
 			fuse_reply_open(req, fi);
@@ -1045,11 +1116,12 @@ static void zl_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static void zl_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	count(ZR_RELEASEDIR, ino);
 	if (is_virt(ino)) {
 		fuse_reply_err(req, 0);
 		return;
 	}
-	zl_release(req, ino, fi);
+	do_release(req, ino, fi);
 }
 
 struct rd {
@@ -1137,6 +1209,7 @@ static void zl_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
 	(void)fi;
+	count(ZR_READDIR, ino);
 	do_readdir(req, ino, size, off, false);
 }
 
@@ -1144,14 +1217,15 @@ static void zl_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 			   struct fuse_file_info *fi)
 {
 	(void)fi;
+	count(ZR_READDIRPLUS, ino);
 	do_readdir(req, ino, size, off, true);
 }
 
 static void zl_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-	(void)ino;
 	(void)datasync;
 	(void)fi;
+	count(ZR_FSYNCDIR, ino);
 	do_sync(req);
 }
 
@@ -1160,7 +1234,7 @@ static void zl_statfs(fuse_req_t req, fuse_ino_t ino)
 	struct zlfs_sb *sbi = SBI(req);
 	struct statvfs st;
 
-	(void)ino;
+	count(ZR_STATFS, ino);
 	memset(&st, 0, sizeof(st));
 	lock(sbi);
 	st.f_bsize = ZF_BLKSIZE;
@@ -1220,6 +1294,7 @@ static void zl_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 	struct zinode *zi;
 	int ret;
 
+	count(ZR_SETXATTR, ino);
 	VIRT_REFUSE(req, ino);
 	if (acl) {
 		ngroups = fuse_req_getgroups(req, 256, groups);
@@ -1243,6 +1318,7 @@ static void zl_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	size_t len = 0;
 	int ret;
 
+	count(ZR_GETXATTR, ino);
 	if (size && !buf) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -1273,6 +1349,7 @@ static void zl_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	size_t len = 0;
 	int ret;
 
+	count(ZR_LISTXATTR, ino);
 	if (size && !buf) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -1303,6 +1380,7 @@ static void zl_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	struct zinode *zi;
 	int ret;
 
+	count(ZR_REMOVEXATTR, ino);
 	if (is_virt(ino)) {
 		fuse_reply_err(req, EPERM);
 		return;
