@@ -276,8 +276,12 @@ static void virt_entry(fuse_req_t req, fuse_ino_t ino)
 	memset(&e, 0, sizeof(e));
 	e.ino = ino;
 	virt_stat(ino, &e.attr);
-	/* the contents change all the time: no attribute caching */
-	e.attr_timeout = 0;
+	/*
+	 * The attributes never change (size 0: reads are direct I/O on a
+	 * snapshot taken at open), so the kernel may keep them: no GETATTR at
+	 * every open of a file whose text changes all the time.
+	 */
+	e.attr_timeout = TIMEOUT;
 	e.entry_timeout = TIMEOUT;
 	fuse_reply_entry(req, &e);
 }
@@ -369,7 +373,7 @@ static void virt_readdir(fuse_req_t req, size_t size, off_t off, bool plus)
 			/* entries beyond . and .. carry a lookup the kernel will forget */
 			if (i >= 2) {
 				e.ino = ents[i].ino;
-				e.entry_timeout = TIMEOUT;
+				e.entry_timeout = e.attr_timeout = TIMEOUT;
 			}
 			virt_stat(ents[i].ino, &e.attr);
 			if (ents[i].ino == FUSE_ROOT_ID)
@@ -620,7 +624,7 @@ static void zl_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	count(ZR_GETATTR, ino);
 	if (is_virt(ino)) {
 		virt_stat(ino, &st);
-		fuse_reply_attr(req, &st, 0);
+		fuse_reply_attr(req, &st, TIMEOUT);
 		return;
 	}
 	lock(sbi);
