@@ -54,8 +54,10 @@ static struct zlfs_sb *SBI(fuse_req_t req)
  * loop, by INIT, and by the final checkpoint.
  */
 static struct {
+	struct fuse_session *se;   /* for notifications (zl_rename) */
 	bool want_wb;         /* the writeback cache may be used */
 	bool wb;              /* INIT: it is in use */
+	bool no_opendir;      /* INIT: the kernel opens directories by itself (zl_opendir) */
 	bool finished;        /* the final checkpoint was attempted (under sbi->lock) */
 	int final_ret;        /* and its result */
 } sess = { .want_wb = true };
@@ -63,6 +65,11 @@ static struct {
 void zlfs_fuse_set_writeback(bool on)
 {
 	sess.want_wb = on;
+}
+
+void zlfs_fuse_set_session(struct fuse_session *se)
+{
+	sess.se = se;
 }
 
 /*
@@ -469,6 +476,7 @@ static void zl_init(void *userdata, struct fuse_conn_info *conn)
 	if (conn->capable & FUSE_CAP_READDIRPLUS)
 		conn->want |= FUSE_CAP_READDIRPLUS;
 	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
+	sess.no_opendir = (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT) != 0;
 	/* the kernel enforces ACLs; zlfs inherits default ACLs and applies the umask */
 	if (conn->capable & FUSE_CAP_POSIX_ACL)
 		conn->want |= FUSE_CAP_POSIX_ACL;
@@ -874,10 +882,24 @@ static void zl_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 	reply_entry_or_err(req, ret, &e);
 }
 
+/* The inode number of directory `name` in parent, or 0 (not there, not a directory). */
+static uint32_t dir_named(struct zlfs_sb *sbi, fuse_ino_t parent, const char *name)
+{
+	struct zinode *dir;
+	uint32_t ino;
+	uint8_t ft;
+
+	if (get_dir(sbi, parent, &dir) || zlfs_dir_lookup(sbi, dir, name, strlen(name), &ino, &ft) ||
+	    ft != ZF_FT_DIR)
+		return 0;
+	return ino;
+}
+
 static void zl_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 		      const char *newname, unsigned int flags)
 {
 	struct zlfs_sb *sbi = SBI(req);
+	uint32_t moved[2] = { 0, 0 };
 	count(ZR_RENAME, parent);
 	if (is_virt(parent) || is_virt(newparent) || virt_name(parent, name) ||
 	    virt_name(newparent, newname)) {
@@ -886,10 +908,23 @@ static void zl_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	}
 	lock(sbi);
 	int ret = zlfs_balance(sbi, 16);
+	if (!ret && parent != newparent) {
+		moved[0] = dir_named(sbi, parent, name);
+		if (flags & RENAME_EXCHANGE)
+			moved[1] = dir_named(sbi, newparent, newname);
+	}
 	if (!ret)
 		ret = zlfs_rename(sbi, to_ino(parent), name, to_ino(newparent), newname, flags);
 	unlock(sbi);
 	fuse_reply_err(req, -ret);
+	/*
+	 * A directory moved to another parent has a new "..", which the
+	 * kernel's cache of its entries (zl_opendir) does not know: drop that
+	 * (and its attributes; -ENOENT when the kernel has none cached).
+	 */
+	for (int i = 0; i < 2 && !ret; i++)
+		if (moved[i] && sess.se)
+			fuse_lowlevel_notify_inval_inode(sess.se, to_fuse(moved[i]), 0, 0);
 }
 
 /* ---- files ------------------------------------------------------------------------------ */
@@ -1101,6 +1136,17 @@ static void zl_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 
 /* ---- directories ------------------------------------------------------------------------ */
 
+/*
+ * Directory handles carry nothing (readdir works from the inode number,
+ * and the kernel's lookup keeps an open directory's inode alive), so when
+ * the kernel can do without OPENDIR, ENOSYS says so: it sends no OPENDIR
+ * or RELEASEDIR again, and keeps what readdir returned in its page cache
+ * (FOPEN_CACHE_DIR | FOPEN_KEEP_CACHE), to use until the directory
+ * changes (its mtime or i_version).  Otherwise the reply asks for the
+ * same cache.  Every change to a directory's entries comes through the
+ * kernel except the ".." a cross-directory rename moves: zl_rename
+ * invalidates that.
+ */
 static void zl_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct zlfs_sb *sbi = SBI(req);
@@ -1108,6 +1154,12 @@ static void zl_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	int ret;
 
 	count(ZR_OPENDIR, ino);
+	if (sess.no_opendir) {
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
+	fi->cache_readdir = 1;
+	fi->keep_cache = 1;
 	if (is_virt(ino)) {
 		if (ino == VINO_DIR)
 			fuse_reply_open(req, fi);
