@@ -477,6 +477,14 @@ static void zl_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_READDIRPLUS;
 	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
 	sess.no_opendir = (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT) != 0;
+	/*
+	 * A symlink's target never changes, and its inode number is not
+	 * reused while the kernel still knows the inode (the nid is freed
+	 * only after the last FORGET): the kernel may keep targets in its
+	 * page cache, no READLINK at every walk through a link.
+	 */
+	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
+		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
 	/* the kernel enforces ACLs; zlfs inherits default ACLs and applies the umask */
 	if (conn->capable & FUSE_CAP_POSIX_ACL)
 		conn->want |= FUSE_CAP_POSIX_ACL;
