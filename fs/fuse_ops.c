@@ -22,6 +22,15 @@
  * SETATTR stores what the kernel sends.  Without the cache
  * (-o no_writeback_cache) the kernel asks us, and zlfs stamps them.
  *
+ * What the kernel keeps.  zlfs is the only writer of its device and GC
+ * moves blocks, never attributes or names, so the kernel may keep entries
+ * (negative ones too), attributes, readdir's entries and symlink targets
+ * for TIMEOUT, and every change reaches it through its own requests; the
+ * one exception, the ".." of a directory renamed to another parent, is
+ * invalidated by zl_rename.  Requests the kernel need not send are
+ * refused with ENOSYS once (FLUSH, OPENDIR).  The round trips left are
+ * the kernel's own (tests/fs/check-requests.sh counts them).
+ *
  * The end.  DESTROY writes the final checkpoint (zlfs_fuse_finish) and
  * leaves the filesystem read-only with everything flushed: for fuseblk the
  * kernel waits for that reply before umount returns.  The superblock stays
