@@ -56,6 +56,7 @@
 /* fuse_ops.c */
 extern const struct fuse_lowlevel_ops zlfs_ops;
 void zlfs_fuse_set_writeback(bool on);
+void zlfs_fuse_set_session(struct fuse_session *se);
 int zlfs_fuse_finish(struct zlfs_sb *sbi);
 
 /* As zl_init's conn->max_readahead (fuse_ops.c). */
@@ -428,6 +429,7 @@ int main(int argc, char **argv)
 		ret = 1;
 		goto out_unmount;
 	}
+	zlfs_fuse_set_session(se);
 	if (fuse_set_signal_handlers(se) || fuse_session_mount(se, fopts.mountpoint)) {
 		ret = 1;
 		goto out_session;

@@ -1,9 +1,10 @@
 /*
  * stats.c - the text of the read-only files under /.zlfs: `status` (the
- * filesystem's and the dispatcher's counters, key=value lines) and
- * `zones` (one line per device zone).  Formats are documented in README
- * ("Counters and the zone map"); bench/ scripts parse them, so keys are
- * only ever added.
+ * filesystem's and the dispatcher's counters, key=value lines, then the
+ * FUSE requests served as "fuse_req OPCODE N" lines, which fuse_ops.c
+ * counts and hands down) and `zones` (one line per device zone).  Formats
+ * are documented in README ("Counters and the zone map"); bench/ scripts
+ * parse them, so keys are only ever added.
  *
  * Each call builds a snapshot under sbi->lock into a malloc()ed buffer;
  * the caller frees it.  The zone report goes to the device through the
@@ -67,7 +68,8 @@ static const char *const log_names[ZF_NR_LOGS] = {
 	"hot_data", "warm_data", "cold_data", "hot_node", "warm_node", "cold_node",
 };
 
-int zlfs_stats_status(struct zlfs_sb *sbi, char **out, size_t *len)
+int zlfs_stats_status(struct zlfs_sb *sbi, const struct zlfs_req_count *reqs, size_t nreqs,
+		      char **out, size_t *len)
 {
 	struct sbuf b = { malloc(4096), 0, 4096, 0 };
 	struct zlfs_disp_stats ds;
@@ -128,6 +130,10 @@ int zlfs_stats_status(struct zlfs_sb *sbi, char **out, size_t *len)
 	put(&b, "disp_retries=%llu\n", (unsigned long long)ds.retries);
 	put(&b, "disp_recovered=%llu\n", (unsigned long long)ds.recovered);
 	put(&b, "disp_failed=%llu\n", (unsigned long long)ds.failed);
+	/* not key=value: one line per opcode seen, so the set of lines grows with use */
+	for (size_t i = 0; i < nreqs; i++)
+		if (reqs[i].n)
+			put(&b, "fuse_req %s %llu\n", reqs[i].op, (unsigned long long)reqs[i].n);
 	return finish(&b, out, len);
 }
 
