@@ -113,14 +113,15 @@ newdir() { K=$((K + 1)); D=$W/d$K; mkdir "$D"; stat "$D" >/dev/null; }
 # check NAME FUNCTION: the function (fresh directory each time) returns 0 or
 # sets WHY; up to 3 tries (see the top)
 check() {
-	local name=$1 fn=$2 try
+	local name=$1 fn=$2 try first=""
 	for try in 1 2 3; do
 		WHY="" NOTE=""
 		newdir
 		if "$fn"; then
-			echo "check-requests: $name ok$([ "$try" = 1 ] || echo " (try $try)")${NOTE:+ $NOTE}"
+			echo "check-requests: $name ok$([ "$try" = 1 ] || echo " (try $try; try 1: $first)")${NOTE:+ $NOTE}"
 			return
 		fi
+		[ -n "$first" ] || first=$WHY
 	done
 	echo "check-requests: $name FAIL $WHY"
 	FAILS=$((FAILS + 1))
