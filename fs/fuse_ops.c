@@ -515,6 +515,15 @@ static void zl_init(void *userdata, struct fuse_conn_info *conn)
 	sess.wb = (conn->want & FUSE_CAP_WRITEBACK_CACHE) != 0;
 	if (conn->capable & FUSE_CAP_READDIRPLUS)
 		conn->want |= FUSE_CAP_READDIRPLUS;
+	/*
+	 * No atomic O_TRUNC: with it the daemon truncates inside OPEN, before
+	 * the kernel has cut its page cache and size, and a reader whose READ
+	 * lands in between gets a short reply, which the writeback cache fills
+	 * with zeros: the reader sees the old size in zeros (check-parallel
+	 * found it).  Without it the kernel truncates through SETATTR under its
+	 * own protocol; it costs that one request per O_TRUNC open.
+	 */
+	conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
 	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
 	sess.no_opendir = (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT) != 0;
 	/*

@@ -74,7 +74,9 @@ def check_data(path, data):
         return
     end = data.find(b">")
     if not data.startswith(b"<") or end < 0:
-        errs.append(f"{path}: does not start with a token: {data[:40]!r}")
+        nz = len(data) - len(data.lstrip(b"\0"))
+        errs.append(f"{path}: {len(data)} bytes, {nz} zeros first, then {data[nz:nz + 24]!r}: "
+                    f"not a token")
         return
     tok = data[:end + 1]
     full = tok * (len(data) // len(tok) + 1)
