@@ -5,9 +5,11 @@
  *
  * Built on sbi->lock (a mutex) so the existing waits keep their meaning:
  *   exclusive  hold sbi->lock, and no reader registered (sbi->readers == 0).
- *              Every (re)acquisition waits for the readers to drain while
- *              holding the mutex, so no new reader can register meanwhile
- *              (writers are not starved).  While an exclusive holder waits
+ *              Every (re)acquisition waits for the readers to drain.  That
+ *              wait releases the mutex (a condition wait), so readers may
+ *              still register meanwhile: a steady stream of readers can
+ *              delay a writer (nothing here gives writers priority yet).
+ *              While an exclusive holder waits
  *              with the mutex dropped (I/O, GC, the checkpoint's wait for
  *              I/O) readers may run, as any operation could before.
  *   shared     registered in sbi->readers; the mutex is not held.  Readers
