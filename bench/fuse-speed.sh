@@ -10,11 +10,12 @@
 #
 # Environment: FUSE_SPEED_DIR (where the disk images go, default /var/tmp;
 # must not be tmpfs), FUSE_SPEED_TFILES (files of each thread-scaling pass,
-# default NFILES/10, or NFILES when that is under 400), FUSE_SPEED_BATCH (files between cache drops, default
-# 5000, a multiple of 100), FUSE_SPEED_COUNT (files of the request-counting
-# pass, default 1000), FUSE_SPEED_TIMEOUT (seconds a phase may take before
-# it counts as failed, default 1200), FUSE_SPEED_FS (a subset of
-# "zdisk zshm floor fuse2fs ext4", for trying the script out).
+# default NFILES/10, or NFILES when that is under 400), FUSE_SPEED_BATCH
+# (files between cache drops, default 5000, a multiple of 100),
+# FUSE_SPEED_COUNT (files of the request-counting pass, default 1000),
+# FUSE_SPEED_TIMEOUT (seconds a phase may take before it counts as failed,
+# default 1200), FUSE_SPEED_FS (a subset of "zdisk zshm floor fuse2fs
+# ext4", for trying the script out).
 #
 # Filesystems, each on a fresh filesystem for every run (mkfs, or an empty
 # directory for the floor):
@@ -77,6 +78,11 @@
 # dentry and inode caches every 5,000 files.  The largest fd count of
 # passthrough_ll seen at the drops is printed.
 #
+# Shared machines: one run at a time (a lock in /run/lock); the 1-minute
+# load average at the start of each run and any drop_caches made by other
+# processes during a run (/proc/vmstat drop_slab beyond our own) are
+# printed, since either makes the figures noisier.
+#
 # Rounds are interleaved: round 1 runs every filesystem once, round 2 again,
 # and so on; the tables give each filesystem's median (the mean of the two
 # middle values for an even count), the per-round figures follow.  A phase
@@ -84,16 +90,17 @@
 # and in the list of failures at the end, and the script exits with status 1.
 #
 # Requests per operation: a separate pass before the rounds, on zdisk, the
-# floor and fuse2fs, with the daemon in debug mode (-d: libfuse prints one
-# "unique: N, opcode: NAME (NUM)" line per request it receives), FUSE_SPEED_COUNT
-# files: create, stat, ls -lR, rename (same directory) and unlink, each after
-# sync + drop caches, with the log's lines counted between the phase's start
-# and the moment the log has stopped growing (so the RELEASEs and FORGETs
-# the kernel sends late are counted with the phase that caused them; the
-# FORGETs caused by the drop before a phase are not counted).  Directory
-# operations are included and divided by files.  If zlfs's status file has
-# "fuse_req OPCODE COUNT" lines, their per-operation differences are printed
-# beside.
+# floor and fuse2fs, with the daemon in debug mode (-d, which zlfs passes
+# on to libfuse like the others: libfuse prints one "unique: N, opcode:
+# NAME (NUM)" line per request it receives), FUSE_SPEED_COUNT files:
+# create, stat, ls -lR, rename (same directory) and unlink, each after
+# sync + drop caches, with the log's lines counted between the phase's
+# start and the moment the log has stopped growing (so the RELEASEs the
+# kernel sends late are counted with the phase that caused them).
+# Directory operations are included and divided by files; FORGET and
+# BATCH_FORGET are listed but left out of the totals (eviction sends them,
+# whoever caused it).  If zlfs's status file has "fuse_req OPCODE COUNT"
+# lines, their per-operation differences are printed beside.
 set -eu
 export LC_ALL=C      # decimal points in $EPOCHREALTIME, awk and sort
 B=${1:?usage: bash bench/fuse-speed.sh BUILD_DIR [ROUNDS] [NFILES]}
@@ -113,12 +120,16 @@ for x in "$ZLFS" "$MKFS" "$ZDEV" "$ZUMOUNT" "$MB"; do
 	[ -x "$x" ] || { echo "no $x: build first (meson setup $B && ninja -C $B)" >&2; exit 1; }
 done
 [ "$(id -u)" = 0 ] || { echo "run as root (it mounts and drops caches)" >&2; exit 1; }
+# one run at a time: two would share the CPUs and drop each other's caches
+LOCK=/run/lock/zlfs-fuse-speed.lock
+exec 7>"$LOCK"
+flock -n 7 || { echo "another bench/fuse-speed.sh is running (it holds $LOCK)" >&2; exit 1; }
 for v in "$R" "$N" "$TN" "$BATCH" "$NCOUNT" "$PT"; do
 	case $v in '' | *[!0-9]* | 0) echo "ROUNDS, NFILES and the FUSE_SPEED_* numbers must be positive numbers" >&2; exit 1 ;; esac
 done
 [ "$N" -ge 4 ] && [ "$TN" -ge 4 ] || { echo "NFILES and FUSE_SPEED_TFILES must be at least 4 (one per thread)" >&2; exit 1; }
 [ $((BATCH % 100)) = 0 ] || { echo "FUSE_SPEED_BATCH must be a multiple of 100" >&2; exit 1; }
-for x in mkfs.ext4 losetup fusermount3 mountpoint pkg-config cc timeout dd; do
+for x in mkfs.ext4 losetup fusermount3 mountpoint pkg-config cc timeout dd flock; do
 	command -v $x >/dev/null || { echo "$x is needed" >&2; exit 1; }
 done
 PLL_SRC=/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c
@@ -179,8 +190,12 @@ SHM=$(mktemp -d /dev/shm/zlfs-fuse-speed.XXXXXX)
 MNT=$DIR/mnt FLOOR=$SHM/floor PLL=$DIR/passthrough_ll
 mkdir -p "$MNT"
 
-# 3: clean pages, dentries and inodes; 2: dentries and inodes only
-drop() { echo "${1:-3}" >/proc/sys/vm/drop_caches; }
+# 3: clean pages, dentries and inodes; 2: dentries and inodes only.  Both
+# count in /proc/vmstat's drop_slab, which tells our drops from those of
+# other processes (a test suite's), which would chill a measured phase.
+OURDROPS=0
+drop() { echo "${1:-3}" >/proc/sys/vm/drop_caches; OURDROPS=$((OURDROPS + 1)); }
+slab_drops() { awk '$1 == "drop_slab" { print $2 }' /proc/vmstat; }
 
 # A measured command, in the background so that a signal reaches the trap
 # at once (bash waits for a foreground command before running traps).
@@ -302,8 +317,13 @@ phase() {
 		[ "$rc" = 124 ] && echo "timed out after $PT s" >>"$DIR/err"
 		fail "$fs" "$r" "$key ($*)" "$DIR/err"
 		VAL[$fs:$key]+=" FAIL"
+		OURDROPS=-1000000     # unknown from here: no verdict on foreign drops
 		return 1
 	fi
+	case $1 in
+	create | stat | rename | unlink) OURDROPS=$((OURDROPS + 1 + $(field "$LAST" drops))) ;;
+	read) OURDROPS=$((OURDROPS + 1)) ;;
+	esac
 	local fds
 	fds=$(field "$LAST" max_fds)
 	if [ -n "$fds" ] && [ "$fds" -gt "${MAXFD[$fs]:-0}" ]; then MAXFD[$fs]=$fds; fi
@@ -387,8 +407,10 @@ meta_pass() {  # FS ROUND THREADS FILES NAME KEY WITH-LS
 }
 
 run_fs() {  # FS ROUND
-	local fs=$1 r=$2 t watch=() k
+	local fs=$1 r=$2 t watch=() k s0
 	LOADS+=" $(cut -d' ' -f1 /proc/loadavg)"
+	s0=$(slab_drops)
+	OURDROPS=0
 	if ! mount_fs "$fs" "$DIR/log.$fs.r$r"; then
 		echo "see above" >"$DIR/err"
 		fail "$fs" "$r" mount "$DIR/err"
@@ -422,6 +444,18 @@ run_fs() {  # FS ROUND
 		echo "see the messages above; log $DIR/log.$fs.r$r" >"$DIR/err"
 		fail "$fs" "$r" unmount "$DIR/err"
 	fi
+	foreign "round $r ${LABEL[$fs]}" "$s0"
+}
+
+FOREIGN=""
+foreign() {  # WHAT DROP_SLAB-AT-START: note cache drops that were not ours
+	local n
+	[ "$OURDROPS" -ge 0 ] || return 0
+	n=$(($(slab_drops) - $2 - OURDROPS))
+	if [ "$n" -gt 0 ]; then
+		FOREIGN+="${FOREIGN:+; }$1: $n"
+		say "$1: $n cache drop(s) by other processes"
+	fi
 }
 
 # ---- requests per operation ----
@@ -442,7 +476,9 @@ zlfs_reqs() {  # fuse_req lines of zlfs's status, if it has them
 	grep '^fuse_req ' "$MNT/.zlfs/status" 2>/dev/null || true
 }
 count_fs() {  # FS
-	local fs=$1 log=$DIR/debug.$fs.log root=$MNT/c ph a b
+	local fs=$1 log=$DIR/debug.$fs.log root=$MNT/c ph a b s0
+	s0=$(slab_drops)
+	OURDROPS=0
 	mount_fs "$fs" "$log" -d || { echo "see above" >"$DIR/err"; fail "$fs" 0 "mount -d" "$DIR/err"; umount_fs 2>/dev/null || true; return; }
 	CFS+=("$fs")
 	mkdir "$root"
@@ -471,7 +507,8 @@ count_fs() {  # FS
 			awk -v n="$NCOUNT" '/^unique: [0-9]+, opcode: / {
 				op = $4; num = $5; gsub(/[()]/, "", num)
 				if (op == "???") op = (num == 52 ? "STATX" : "op" num)
-				c[op]++; tot++ }
+				c[op]++
+				if (op != "FORGET" && op != "BATCH_FORGET") tot++ }
 			END { printf "%.3f", tot / n
 				for (k in c) printf " %s=%.4f", k, c[k] / n }')
 		if [ "$fs" = zdisk ]; then
@@ -479,13 +516,15 @@ count_fs() {  # FS
 			if [ -n "$za" ]; then
 				ZREQ[$ph]=$( (echo "$zb" | sed 's/^/- /'; echo "$za" | sed 's/^/+ /') |
 					awk -v n="$NCOUNT" 'NF == 4 { d[$3] += ($1 == "+" ? $4 : -$4) }
-					END { for (k in d) if (d[k]) { printf " %s=%.4f", k, d[k] / n; t += d[k] }
+					END { for (k in d) if (d[k]) { printf " %s=%.4f", k, d[k] / n
+						if (k != "FORGET" && k != "BATCH_FORGET") t += d[k] }
 						printf " total=%.3f", t / n }')
 			fi
 		fi
 	done
 	rmdir "$root" 2>/dev/null || true
 	umount_fs || { echo "log $log" >"$DIR/err"; fail "$fs" 0 "unmount after counting" "$DIR/err"; }
+	foreign "request counts, ${LABEL[$fs]}" "$s0"
 }
 
 # ---- setup ----
@@ -605,7 +644,9 @@ done
 
 echo
 echo "FUSE requests per operation (debug-mode pass, $NCOUNT files in directories of 100, each phase" \
-	"after sync + drop caches; directory operations included; ls -l = ls -lR per file listed):"
+	"after sync + drop caches; directory operations included; ls -l = ls -lR per file listed; FORGET and" \
+	"BATCH_FORGET are in the breakdown below but not in these totals: they follow the eviction of" \
+	"inodes, which cache drops, ours or other processes', cause as much as the operation does):"
 echo
 echo "| filesystem | create | stat | ls -l cold | rename | unlink |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: |"
@@ -629,7 +670,7 @@ for fs in "${CFS[@]}"; do
 done
 if [ "${#ZREQ[@]}" != 0 ]; then
 	echo
-	echo "zlfs's own request counters (fuse_req lines of MNT/.zlfs/status, same pass, per file):"
+	echo "zlfs's own request counters (fuse_req lines of MNT/.zlfs/status, same pass, per file; total without forgets):"
 	echo
 	for ph in "${PHS[@]}"; do echo "- $ph:${ZREQ[$ph]:- none}"; done
 elif [[ " ${CFS[*]} " == *" zdisk "* ]]; then
@@ -683,6 +724,8 @@ LMIN=$(echo "$LOADS" | tr ' ' '\n' | grep . | sort -g | head -1)
 LMAX=$(echo "$LOADS" | tr ' ' '\n' | grep . | sort -g | tail -1)
 echo "Load average (1 min) when the runs started: ${LMIN:-?} to ${LMAX:-?} on $(nproc) cores$(awk -v m="${LMAX:-0}" -v c="$(nproc)" \
 	'BEGIN { if (m > c / 2) print " (other processes were running: expect noise; compare the rounds)" }')."
+echo "Cache drops by other processes while a filesystem was measured (they chill caches mid-phase):" \
+	"${FOREIGN:-none seen}."
 echo "Took $(((SECONDS - T_START) / 60)) min $(((SECONDS - T_START) % 60)) s."
 if [ "${#FAILS[@]}" != 0 ]; then
 	echo
