@@ -26,29 +26,7 @@
 
 #include "zlfs.h"
 #include "testutil.h"
-
-static char *make_volume(const char *name)
-{
-	const char *mkfs = getenv("ZLFS_MKFS");
-	char *img = tu_path(name), cmd[1200];
-	/* 512 MiB, 16 MiB zones, 4 conventional */
-	struct zlfs_image_params p = { 512ull << 20, 16ull << 20, 0, 4, 0, 0, 4096 };
-
-	ck_assert_msg(mkfs && *mkfs, "ZLFS_MKFS not set");
-	ck_assert_int_eq(zlfs_image_create(img, &p, true), 0);
-	snprintf(cmd, sizeof(cmd), "'%s' -f '%s' >/dev/null", mkfs, img);
-	ck_assert_int_eq(system(cmd), 0);
-	return img;
-}
-
-static void fsck_clean(const char *img)
-{
-	char cmd[1200];
-
-	snprintf(cmd, sizeof(cmd), "fsck.f2fs --dry-run '%s' >/dev/null 2>&1", img);
-	int st = system(cmd);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "fsck.f2fs on %s: %d", img, st);
-}
+#include "fsutil.h"
 
 static void mount_opts(struct zlfs_opts *o, uint32_t cache_mb)
 {
@@ -84,7 +62,7 @@ static uint32_t lookup(struct zlfs_sb *sbi, uint32_t dir, const char *name)
 
 START_TEST(test_deferred)
 {
-	char *img = make_volume("wb.img");
+	char *img = tu_fs_volume("wb.img");
 	struct zlfs_opts o;
 	struct zlfs_sb *sbi;
 	struct zinode *zi, *d;
@@ -144,7 +122,7 @@ START_TEST(test_deferred)
 	ck_assert_uint_gt(sbi->st.data_blocks, data0);
 	pthread_mutex_unlock(&sbi->lock);
 	ck_assert_int_eq(zlfs_unmount(sbi), 0);
-	fsck_clean(img);
+	tu_fsck_clean(img);
 
 	ck_assert_int_eq(zlfs_mount(img, &o, &sbi, err, sizeof(err)), 0);
 	pthread_mutex_lock(&sbi->lock);
@@ -163,7 +141,7 @@ START_TEST(test_deferred)
 	zlfs_iput(sbi, zi, 0);
 	pthread_mutex_unlock(&sbi->lock);
 	ck_assert_int_eq(zlfs_unmount(sbi), 0);
-	fsck_clean(img);
+	tu_fsck_clean(img);
 	free(img);
 }
 END_TEST
@@ -171,7 +149,7 @@ END_TEST
 /* A directory made, filled and removed between checkpoints costs nothing. */
 START_TEST(test_gone_before_writeback)
 {
-	char *img = make_volume("gone.img");
+	char *img = tu_fs_volume("gone.img");
 	struct zlfs_opts o;
 	struct zlfs_sb *sbi;
 	struct zinode *zi, *d;
@@ -204,7 +182,7 @@ START_TEST(test_gone_before_writeback)
 	ck_assert_uint_ge(zlfs_avail_blocks(sbi) + 1, avail0);
 	pthread_mutex_unlock(&sbi->lock);
 	ck_assert_int_eq(zlfs_unmount(sbi), 0);
-	fsck_clean(img);
+	tu_fsck_clean(img);
 	free(img);
 }
 END_TEST
@@ -214,7 +192,7 @@ END_TEST
 
 START_TEST(test_memory_bound)
 {
-	char *img = make_volume("bound.img");
+	char *img = tu_fs_volume("bound.img");
 	struct zlfs_opts o;
 	struct zlfs_sb *sbi;
 	struct zinode *zi, *d;
@@ -270,7 +248,7 @@ START_TEST(test_memory_bound)
 	ck_assert_uint_le(sbi->nr_nodes, sbi->node_cap + sbi->node_cap / 32 + 16);
 	pthread_mutex_unlock(&sbi->lock);
 	ck_assert_int_eq(zlfs_unmount(sbi), 0);
-	fsck_clean(img);
+	tu_fsck_clean(img);
 
 	ck_assert_int_eq(zlfs_mount(img, &o, &sbi, err, sizeof(err)), 0);
 	pthread_mutex_lock(&sbi->lock);

@@ -20,22 +20,9 @@
 
 #include "zlfs.h"
 #include "testutil.h"
+#include "fsutil.h"
 
 #define NBLK 600u    /* past the inode's own slots: direct nodes too */
-
-static char *make_volume(const char *name)
-{
-	const char *mkfs = getenv("ZLFS_MKFS");
-	char *img = tu_path(name), cmd[1200];
-	/* 512 MiB, 16 MiB zones, 4 conventional */
-	struct zlfs_image_params p = { 512ull << 20, 16ull << 20, 0, 4, 0, 0, 4096 };
-
-	ck_assert_msg(mkfs && *mkfs, "ZLFS_MKFS not set");
-	ck_assert_int_eq(zlfs_image_create(img, &p, true), 0);
-	snprintf(cmd, sizeof(cmd), "'%s' -f '%s' >/dev/null", mkfs, img);
-	ck_assert_int_eq(system(cmd), 0);
-	return img;
-}
 
 static struct zlfs_sb *mount_volume(const char *img)
 {
@@ -93,7 +80,7 @@ static void check_read(struct zlfs_sb *sbi, struct zinode *zi, uint64_t size, ui
 
 START_TEST(test_read_patterns)
 {
-	char *img = make_volume("read.img");
+	char *img = tu_fs_volume("read.img");
 	struct zlfs_sb *sbi = mount_volume(img);
 	struct zlfs_cred c = { 0, 0, 022 };
 	struct zinode *zi;
@@ -142,7 +129,7 @@ END_TEST
  */
 START_TEST(test_read_one_command_per_run)
 {
-	char *img = make_volume("runs.img");
+	char *img = tu_fs_volume("runs.img");
 	struct zlfs_sb *sbi = mount_volume(img);
 	struct zlfs_cred c = { 0, 0, 022 };
 	struct zinode *zi;

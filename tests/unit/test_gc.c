@@ -14,6 +14,7 @@
 
 #include "zlfs.h"
 #include "testutil.h"
+#include "fsutil.h"
 
 START_TEST(test_opts)
 {
@@ -71,20 +72,6 @@ START_TEST(test_reloc)
 }
 END_TEST
 
-static char *make_volume(const char *name)
-{
-	const char *mkfs = getenv("ZLFS_MKFS");
-	char *img = tu_path(name), cmd[1200];
-	/* 512 MiB, 16 MiB zones, 4 conventional: 28 sections */
-	struct zlfs_image_params p = { 512ull << 20, 16ull << 20, 0, 4, 0, 0, 4096 };
-
-	ck_assert_msg(mkfs && *mkfs, "ZLFS_MKFS not set");
-	ck_assert_int_eq(zlfs_image_create(img, &p, true), 0);
-	snprintf(cmd, sizeof(cmd), "'%s' -f '%s' >/dev/null", mkfs, img);
-	ck_assert_int_eq(system(cmd), 0);
-	return img;
-}
-
 static void pattern(uint8_t *b, uint64_t blk, uint32_t gen)
 {
 	tu_fill(b, ZF_BLKSIZE, blk * 7919 + gen);
@@ -93,7 +80,7 @@ static void pattern(uint8_t *b, uint64_t blk, uint32_t gen)
 /* Written without fsync, it is checkpointed by the background thread (gc=off too). */
 START_TEST(test_periodic_checkpoint)
 {
-	char *img = make_volume("cp.img");
+	char *img = tu_fs_volume("cp.img");
 	struct zlfs_opts o;
 	struct zlfs_sb *sbi;
 	struct zinode *zi;
@@ -128,7 +115,7 @@ END_TEST
 /* Random overwrites of a file 80% of the capacity, GC only in the foreground. */
 START_TEST(test_overwrite)
 {
-	char *img = make_volume("gc.img");
+	char *img = tu_fs_volume("gc.img");
 	struct zlfs_opts o;
 	struct zlfs_sb *sbi;
 	struct zinode *zi;
