@@ -646,10 +646,15 @@ static void zl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_entry(req, &e);
 }
 
+/*
+ * A forget only counts down: it finds the zinode without loading its node
+ * (an unloaded one is dropped as it is), or a batch of forgets after the
+ * kernel's cache drop would read back every inode block it lets go of.
+ */
 static void forget_one(struct zlfs_sb *sbi, fuse_ino_t ino, uint64_t n)
 {
 	struct zinode *zi;
-	if (!is_virt(ino) && !zlfs_iget(sbi, to_ino(ino), &zi))
+	if (!is_virt(ino) && (zi = zlfs_ifind(sbi, to_ino(ino))))
 		zlfs_iput(sbi, zi, n);
 }
 

@@ -135,6 +135,11 @@ int zlfs_iget(struct zlfs_sb *sbi, uint32_t ino, struct zinode **out)
 	return ret;
 }
 
+struct zinode *zlfs_ifind(struct zlfs_sb *sbi, uint32_t ino)
+{
+	return ifind(sbi, ino);
+}
+
 void zlfs_inode_ref(struct zlfs_sb *sbi, struct zinode *zi)
 {
 	zlfs_cache_lock(sbi);

@@ -517,6 +517,8 @@ uint64_t zlfs_max_file_blocks(void);
 
 /* ---- inode.c ---- */
 int zlfs_iget(struct zlfs_sb *sbi, uint32_t ino, struct zinode **out);
+/* The zinode of ino if it is in memory, loaded or not (exclusive holders: no node read). */
+struct zinode *zlfs_ifind(struct zlfs_sb *sbi, uint32_t ino);
 /* Count one FUSE lookup of zi (readers too). */
 void zlfs_inode_ref(struct zlfs_sb *sbi, struct zinode *zi);
 /* New inode: allocates a nid, fills mode/uid/gid/times, links 1 (2 for dirs). */
