@@ -263,16 +263,40 @@ static int writable(struct zlfs_sb *sbi)
 	return zlfs_writable(sbi);
 }
 
+static void entry_from_attr(const struct zattr *a, struct fuse_entry_param *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->ino = to_fuse(a->ino);
+	e->generation = a->generation;
+	zlfs_attr_stat(a, &e->attr);
+	e->attr_timeout = TIMEOUT;
+	e->entry_timeout = TIMEOUT;
+}
+
 /* Fill an entry for zi and count the lookup the reply gives the kernel. */
 static void fill_entry(struct zlfs_sb *sbi, struct zinode *zi, struct fuse_entry_param *e)
 {
-	memset(e, 0, sizeof(*e));
-	e->ino = to_fuse(zi->ino);
-	e->generation = zf_le32_to_cpu(zi_raw(zi)->i_generation);
-	zlfs_inode_stat(sbi, zi, &e->attr);
-	e->attr_timeout = TIMEOUT;
-	e->entry_timeout = TIMEOUT;
+	struct zattr a;
+
+	zlfs_attr_from_inode(zi->ino, zi_raw(zi), &a);
+	entry_from_attr(&a, e);
 	zlfs_inode_ref(sbi, zi);
+}
+
+/*
+ * The same for inode ino found by name, from its attributes wherever they
+ * are (zlfs_inode_attr): a cold lookup of an inode whose block left the
+ * node cache reads nothing and pins nothing.
+ */
+static int fill_entry_ino(struct zlfs_sb *sbi, uint32_t ino, struct fuse_entry_param *e)
+{
+	struct zattr a;
+	int ret;
+
+	if ((ret = zlfs_inode_attr(sbi, ino, &a)) || (ret = zlfs_iref(sbi, ino)))
+		return ret;
+	entry_from_attr(&a, e);
+	return 0;
 }
 
 /*
@@ -637,8 +661,8 @@ static void zl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_entry(req, &e);
 		return;
 	}
-	if (!ret && !(ret = zlfs_iget(sbi, ino, &zi)))
-		fill_entry(sbi, zi, &e);
+	if (!ret)
+		ret = fill_entry_ino(sbi, ino, &e);
 	unlock_shared(sbi);
 	if (ret)
 		fuse_reply_err(req, -ret);
@@ -686,7 +710,7 @@ static void zl_forget_multi(fuse_req_t req, size_t n, struct fuse_forget_data *f
 static void zl_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct zlfs_sb *sbi = SBI(req);
-	struct zinode *zi;
+	struct zattr a;
 	struct stat st;
 	int ret;
 
@@ -698,8 +722,8 @@ static void zl_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		return;
 	}
 	lock_shared(sbi);
-	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
-		zlfs_inode_stat(sbi, zi, &st);
+	if (!(ret = zlfs_inode_attr(sbi, to_ino(ino), &a)))
+		zlfs_attr_stat(&a, &st);
 	unlock_shared(sbi);
 	if (ret)
 		fuse_reply_err(req, -ret);
@@ -1273,27 +1297,24 @@ static int rd_emit(void *ctx, const char *name, size_t len, uint32_t ino, uint8_
 		n = fuse_add_direntry(r->req, r->buf + r->used, r->size - r->used, name, &st, (off_t)next);
 	} else {
 		struct fuse_entry_param e;
-		struct zinode *zi;
 		memset(&e, 0, sizeof(e));
 		if (dots) {
 			e.attr.st_ino = ino;
 			e.attr.st_mode = S_IFDIR;
 		} else {
-			int ret = zlfs_iget(r->sbi, ino, &zi);
+			struct zattr a;
+			int ret = zlfs_inode_attr(r->sbi, ino, &a);
 			if (ret) {
 				r->err = ret;
 				return 1;
 			}
-			memset(&e, 0, sizeof(e));
-			e.ino = to_fuse(zi->ino);
-			e.generation = zf_le32_to_cpu(zi_raw(zi)->i_generation);
-			zlfs_inode_stat(r->sbi, zi, &e.attr);
-			e.attr_timeout = e.entry_timeout = TIMEOUT;
+			entry_from_attr(&a, &e);
 		}
 		n = fuse_add_direntry_plus(r->req, r->buf + r->used, r->size - r->used, name, &e,
 					   (off_t)next);
-		if (n <= r->size - r->used && !dots)
-			zlfs_inode_ref(r->sbi, zi);   /* the kernel now holds a lookup on it */
+		/* the kernel now holds a lookup on it */
+		if (n <= r->size - r->used && !dots && (r->err = zlfs_iref(r->sbi, ino)))
+			return 1;
 	}
 	if (n > r->size - r->used)
 		return 1;
@@ -1439,6 +1460,7 @@ static void zl_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 {
 	struct zlfs_sb *sbi = SBI(req);
 	struct zinode *zi;
+	struct zattr a;
 	char *buf = size ? malloc(size) : NULL;
 	size_t len = 0;
 	int ret;
@@ -1454,7 +1476,10 @@ static void zl_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 		return;
 	}
 	lock_shared(sbi);
-	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
+	/* ls -l asks every file for two names: answer "none" from the attributes */
+	if (!(ret = zlfs_inode_attr(sbi, to_ino(ino), &a)) && a.no_xattr)
+		ret = zlfs_xattr_check_name(name) ?: -ENODATA;
+	else if (!ret && !(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
 		ret = zlfs_xattr_get(sbi, zi, name, buf, size, &len);
 	unlock_shared(sbi);
 	if (ret)
@@ -1470,6 +1495,7 @@ static void zl_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	struct zlfs_sb *sbi = SBI(req);
 	struct zinode *zi;
+	struct zattr a;
 	char *buf = size ? malloc(size) : NULL;
 	size_t len = 0;
 	int ret;
@@ -1487,7 +1513,8 @@ static void zl_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 		return;
 	}
 	lock_shared(sbi);
-	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
+	if (!(ret = zlfs_inode_attr(sbi, to_ino(ino), &a)) && !a.no_xattr &&
+	    !(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
 		ret = zlfs_xattr_list(sbi, zi, buf, size, &len);
 	unlock_shared(sbi);
 	if (ret)

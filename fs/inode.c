@@ -81,7 +81,8 @@ static struct zinode *ihold(struct zlfs_sb *sbi, uint32_t ino, struct znode *n)
 		igrow(sbi);
 	zi->ino = ino;
 	zi->node = n;
-	n->pins++;
+	if (n)
+		n->pins++;
 	uint32_t h = ihash(sbi, ino);
 	zi->hnext = sbi->ino_hash[h];
 	sbi->ino_hash[h] = zi;
@@ -132,6 +133,50 @@ int zlfs_iget(struct zlfs_sb *sbi, uint32_t ino, struct zinode **out)
 	}
 	zlfs_cache_unlock(sbi);
 	*out = zi;
+	return ret;
+}
+
+/* Is n (nid ino) an inode block fit to answer for ino?  As inode_node checks. */
+static bool inode_block_ok(const struct zlfs_sb *sbi, uint32_t ino, const struct znode *n)
+{
+	return sbi->nat[ino].ino == ino && zf_le32_to_cpu(n->blk.footer.ino) == ino &&
+	       zf_node_ofs(&n->blk) == 0 && n->blk.i.i_mode;
+}
+
+int zlfs_inode_attr(struct zlfs_sb *sbi, uint32_t ino, struct zattr *a)
+{
+	struct znode *n;
+	int ret = 0;
+
+	if (ino < ZF_ROOT_INO || ino >= sbi->max_nid || sbi->nat[ino].ino != ino)
+		return -ZLFS_EFSCORRUPTED;
+	zlfs_cache_lock(sbi);
+	struct zinode *zi = ifind(sbi, ino);
+	if (zi && zi->node)
+		zlfs_attr_from_inode(ino, zi_raw(zi), a);
+	else if ((n = zlfs_node_cached(sbi, ino)) && inode_block_ok(sbi, ino, n))
+		zlfs_attr_from_inode(ino, &n->blk.i, a);
+	else if (n || !zlfs_acache_get(sbi, ino, a))
+		ret = 1;   /* not at hand: read the block */
+	zlfs_cache_unlock(sbi);
+	if (ret == 1 && !(ret = inode_node(sbi, ino, &n)))
+		zlfs_attr_from_inode(ino, &n->blk.i, a);   /* only exclusive holders evict n */
+	return ret;
+}
+
+int zlfs_iref(struct zlfs_sb *sbi, uint32_t ino)
+{
+	int ret = 0;
+
+	zlfs_cache_lock(sbi);
+	struct zinode *zi = ifind(sbi, ino);
+	if (!zi)
+		zi = ihold(sbi, ino, NULL);   /* unloaded: zlfs_iget pins its node when needed */
+	if (zi)
+		zi->nlookup++;
+	else
+		ret = -ENOMEM;
+	zlfs_cache_unlock(sbi);
 	return ret;
 }
 
@@ -271,31 +316,58 @@ void zlfs_inode_set_rdev(struct zinode *zi, dev_t rdev)
 	}
 }
 
-void zlfs_inode_stat(struct zlfs_sb *sbi, struct zinode *zi, struct stat *st)
+void zlfs_attr_from_inode(uint32_t ino, const struct zf_inode *ri, struct zattr *a)
 {
-	const struct zf_inode *ri = zi_raw(zi);
-	uint64_t blocks = zf_le64_to_cpu(ri->i_blocks);
 	mode_t mode = zf_le16_to_cpu(ri->i_mode);
 
-	(void)sbi;
-	memset(st, 0, sizeof(*st));
-	st->st_ino = zi->ino;
-	st->st_mode = mode;
-	st->st_nlink = zf_le32_to_cpu(ri->i_links);
-	st->st_uid = zf_le32_to_cpu(ri->i_uid);
-	st->st_gid = zf_le32_to_cpu(ri->i_gid);
-	st->st_size = (off_t)zf_le64_to_cpu(ri->i_size);
-	/* i_blocks counts 4 KiB blocks and the inode block itself */
-	st->st_blocks = (blkcnt_t)((blocks ? blocks - 1 : 0) * (ZF_BLKSIZE / 512));
-	st->st_blksize = ZF_BLKSIZE;
-	st->st_atim.tv_sec = (time_t)zf_le64_to_cpu(ri->i_atime);
-	st->st_atim.tv_nsec = zf_le32_to_cpu(ri->i_atime_nsec);
-	st->st_mtim.tv_sec = (time_t)zf_le64_to_cpu(ri->i_mtime);
-	st->st_mtim.tv_nsec = zf_le32_to_cpu(ri->i_mtime_nsec);
-	st->st_ctim.tv_sec = (time_t)zf_le64_to_cpu(ri->i_ctime);
-	st->st_ctim.tv_nsec = zf_le32_to_cpu(ri->i_ctime_nsec);
+	memset(a, 0, sizeof(*a));
+	a->ino = ino;
+	a->generation = zf_le32_to_cpu(ri->i_generation);
+	a->mode = (uint16_t)mode;
+	a->links = zf_le32_to_cpu(ri->i_links);
+	a->uid = zf_le32_to_cpu(ri->i_uid);
+	a->gid = zf_le32_to_cpu(ri->i_gid);
+	a->size = zf_le64_to_cpu(ri->i_size);
+	a->blocks = zf_le64_to_cpu(ri->i_blocks);
+	a->atime = zf_le64_to_cpu(ri->i_atime);
+	a->atime_ns = zf_le32_to_cpu(ri->i_atime_nsec);
+	a->mtime = zf_le64_to_cpu(ri->i_mtime);
+	a->mtime_ns = zf_le32_to_cpu(ri->i_mtime_nsec);
+	a->ctime = zf_le64_to_cpu(ri->i_ctime);
+	a->ctime_ns = zf_le32_to_cpu(ri->i_ctime_nsec);
 	if (S_ISCHR(mode) || S_ISBLK(mode))
-		st->st_rdev = inode_rdev(ri);
+		a->rdev = inode_rdev(ri);
+	a->no_xattr = zlfs_xattr_none(ri);
+}
+
+void zlfs_attr_stat(const struct zattr *a, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = a->ino;
+	st->st_mode = a->mode;
+	st->st_nlink = a->links;
+	st->st_uid = a->uid;
+	st->st_gid = a->gid;
+	st->st_size = (off_t)a->size;
+	/* i_blocks counts 4 KiB blocks and the inode block itself */
+	st->st_blocks = (blkcnt_t)((a->blocks ? a->blocks - 1 : 0) * (ZF_BLKSIZE / 512));
+	st->st_blksize = ZF_BLKSIZE;
+	st->st_atim.tv_sec = (time_t)a->atime;
+	st->st_atim.tv_nsec = a->atime_ns;
+	st->st_mtim.tv_sec = (time_t)a->mtime;
+	st->st_mtim.tv_nsec = a->mtime_ns;
+	st->st_ctim.tv_sec = (time_t)a->ctime;
+	st->st_ctim.tv_nsec = a->ctime_ns;
+	st->st_rdev = (dev_t)a->rdev;
+}
+
+void zlfs_inode_stat(struct zlfs_sb *sbi, struct zinode *zi, struct stat *st)
+{
+	struct zattr a;
+
+	(void)sbi;
+	zlfs_attr_from_inode(zi->ino, zi_raw(zi), &a);
+	zlfs_attr_stat(&a, st);
 }
 
 /* Give back everything the inode holds on disk. */

@@ -188,6 +188,7 @@ static void mark_clean(struct zlfs_sb *sbi, struct znode *n)
 static void cache_insert(struct zlfs_sb *sbi, struct znode *n)
 {
 	uint32_t h = nhash(sbi, n->nid);
+	zlfs_acache_del(sbi, n->nid);   /* the node is the truth now */
 	n->hnext = sbi->node_hash[h];
 	sbi->node_hash[h] = n;
 	lru_front(sbi, n);
@@ -220,6 +221,11 @@ static void cache_drop(struct zlfs_sb *sbi, struct znode *n)
 	}
 	sbi->nr_nodes--;
 	free(n);
+}
+
+struct znode *zlfs_node_cached(struct zlfs_sb *sbi, uint32_t nid)
+{
+	return nid < sbi->max_nid ? cache_find(sbi, nid) : NULL;
 }
 
 int zlfs_node_get(struct zlfs_sb *sbi, uint32_t nid, struct znode **out)
@@ -329,6 +335,7 @@ void zlfs_node_remove(struct zlfs_sb *sbi, uint32_t nid)
 
 	if (n)
 		cache_drop(sbi, n);
+	zlfs_acache_del(sbi, nid);
 	if (e->blkaddr != ZF_NULL_ADDR) {
 		zlfs_invalidate_block(sbi, e->blkaddr);
 		sbi->valid_node_count--;
@@ -532,6 +539,13 @@ void zlfs_node_shrink(struct zlfs_sb *sbi, uint32_t max)
 	for (; n != &sbi->lru && sbi->nr_nodes > max; n = prev) {
 		prev = n->lru_prev;
 		if (!n->dirty && !n->pins) {
+			const struct zf_inode *ri = &n->blk.i;
+			if (zf_le32_to_cpu(n->blk.footer.ino) == n->nid && !zf_node_ofs(&n->blk) &&
+			    ri->i_mode && sbi->nat[n->nid].ino == n->nid) {
+				struct zattr a;
+				zlfs_attr_from_inode(n->nid, ri, &a);
+				zlfs_acache_put(sbi, &a);
+			}
 			cache_drop(sbi, n);
 			dropped++;
 		}

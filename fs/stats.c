@@ -117,6 +117,7 @@ int zlfs_stats_status(struct zlfs_sb *sbi, const struct zlfs_req_count *reqs, si
 	put(&b, "cached_dir_blocks=%u\n", zlfs_bcache_count(sbi));
 	put(&b, "dirty_dir_blocks=%u\n", sbi->nr_dirty_meta);
 	put(&b, "inodes_in_memory=%u\n", sbi->nr_inodes);
+	put(&b, "cached_attrs=%u\n", zlfs_acache_count(sbi));
 	/* 0, or the negative errno of the device error that made the volume read-only */
 	put(&b, "device_error=%d\n", sbi->fatal);
 	put(&b, "read_only=%d\n", sbi->ro || sbi->fatal);

@@ -237,6 +237,7 @@ static void sb_free(struct zlfs_sb *sbi)
 	zlfs_node_destroy(sbi);
 	zlfs_seg_destroy(sbi);
 	zlfs_bcache_destroy(sbi);
+	zlfs_acache_destroy(sbi);
 	free(sbi->cp_blk);
 	free(sbi->ino_hash);
 	if (sbi->disp)
@@ -255,9 +256,11 @@ static void sb_free(struct zlfs_sb *sbi)
 
 /*
  * cache_mb splits as: a quarter for dentry and symlink blocks (bcache.c),
- * the rest for nodes; at most an eighth of it dirty before a checkpoint
- * (the checkpoint's writes of that much go through the dispatcher at once,
- * which costs memory of its own while they are in flight).
+ * an eighth for the attributes of inodes whose blocks are not cached
+ * (acache.c: about 40 times as many inodes as the same memory of inode
+ * blocks), the rest for nodes; at most an eighth of it dirty before a
+ * checkpoint (the checkpoint's writes of that much go through the
+ * dispatcher at once, which costs memory of its own while in flight).
  */
 static void set_cache_bound(struct zlfs_sb *sbi, uint32_t mb)
 {
@@ -266,7 +269,7 @@ static void set_cache_bound(struct zlfs_sb *sbi, uint32_t mb)
 	if (mb > 1u << 20)
 		mb = 1u << 20;
 	sbi->cache_blocks = mb * (1024 * 1024 / ZF_BLKSIZE);
-	sbi->node_cap = sbi->cache_blocks / 4 * 3;
+	sbi->node_cap = sbi->cache_blocks / 8 * 5;
 	sbi->dirty_cap = sbi->cache_blocks / 8;
 }
 
@@ -345,7 +348,9 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 	sbi->ino_hash_size = 4096;
 	sbi->ino_hash = calloc(sbi->ino_hash_size, sizeof(*sbi->ino_hash));
 	set_cache_bound(sbi, o && o->cache_mb ? o->cache_mb : ZLFS_CACHE_MB_DEFAULT);
-	if (!sbi->ino_hash || zlfs_bcache_init(sbi, sbi->cache_blocks / 4)) {
+	uint64_t attrs = (uint64_t)sbi->cache_blocks / 8 * ZF_BLKSIZE / zlfs_acache_entry_bytes();
+	if (!sbi->ino_hash || zlfs_bcache_init(sbi, sbi->cache_blocks / 4) ||
+	    zlfs_acache_init(sbi, (uint32_t)(attrs < UINT32_MAX ? attrs : UINT32_MAX))) {
 		ret = -ENOMEM;
 		goto fail;
 	}

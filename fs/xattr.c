@@ -79,6 +79,26 @@ static uint8_t *inline_area(struct zf_inode *ri)
 	return (uint8_t *)&ri->i_addr[ZF_ADDRS_PER_INODE - ZF_INLINE_XATTR_ADDRS];
 }
 
+int zlfs_xattr_check_name(const char *name)
+{
+	const char *suffix;
+	uint8_t index;
+
+	return split_name(name, &index, &suffix);
+}
+
+bool zlfs_xattr_none(const struct zf_inode *ri)
+{
+	unsigned int ib = inline_bytes(ri);
+	const uint8_t *first = (const uint8_t *)&ri->i_addr[ZF_ADDRS_PER_INODE - ZF_INLINE_XATTR_ADDRS] +
+			       sizeof(struct zf_xattr_header);
+
+	if (ri->i_xattr_nid)
+		return false;
+	/* entries run on from the inline area into the (absent, so zero) node part */
+	return ib < sizeof(struct zf_xattr_header) + 4 || !*(const uint32_t *)first;
+}
+
 /* Load the xattr buffer (zeroed if there is none); *len its capacity. */
 static int load(struct zlfs_sb *sbi, struct zinode *zi, uint8_t *buf, unsigned int *cap)
 {
@@ -496,10 +516,12 @@ static bool kacl_is_mode_only(const uint8_t *acl, size_t len)
  */
 int zlfs_acl_inherit(struct zlfs_sb *sbi, struct zinode *dir, struct zinode *zi, mode_t *mode)
 {
-	uint8_t *acl = malloc(BUF_MAX);
 	size_t len = 0;
 	int ret;
 
+	if (zlfs_xattr_none(zi_raw(dir)))   /* most directories: no buffer, no search */
+		return 1;
+	uint8_t *acl = malloc(BUF_MAX);
 	if (!acl)
 		return -ENOMEM;
 	ret = zlfs_xattr_get(sbi, dir, ACL_DEFAULT, acl, BUF_MAX, &len);

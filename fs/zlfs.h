@@ -71,6 +71,22 @@ struct znode {
 	struct zf_node blk __attribute__((aligned(16)));
 };
 
+/*
+ * What stat and a lookup need of an inode, taken from its inode block
+ * (zlfs_attr_from_inode); the attribute cache (acache.c) keeps these for
+ * inodes whose block left the node cache.
+ */
+struct zattr {
+	uint32_t ino, generation;
+	uint32_t links, uid, gid;
+	uint16_t mode;
+	bool no_xattr;           /* no inline xattr entries and no xattr node */
+	uint64_t size, blocks;   /* blocks: F2FS's i_blocks, the inode block included */
+	uint64_t atime, mtime, ctime;
+	uint32_t atime_ns, mtime_ns, ctime_ns;
+	uint64_t rdev;
+};
+
 /* ---- in-memory inode (inode.c) ---- */
 struct zinode {
 	uint32_t ino;
@@ -254,6 +270,7 @@ struct zlfs_sb {
 	uint64_t cp_count;
 	uint64_t last_cp_ms;             /* when the last checkpoint committed */
 	struct zbcache *bcache;          /* directory and symlink blocks (bcache.c) */
+	struct zacache *acache;          /* attributes of inodes not in the node cache */
 	uint32_t nr_dirty_meta;          /* dirty blocks in it */
 	uint32_t pending_blocks;         /* of those, blocks the files did not have yet */
 
@@ -501,8 +518,13 @@ void zlfs_node_after_cp(struct zlfs_sb *sbi);
 bool zlfs_node_ofs_is_dnode(unsigned int ofs);
 /* First file block a dnode at tree offset ofs maps (F2FS's start_bidx_of_node). */
 uint64_t zlfs_node_start_index(struct zinode *zi, unsigned int ofs);
-/* Drop clean, unpinned nodes, least recently used first, until at most max are cached. */
+/*
+ * Drop clean, unpinned nodes, least recently used first, until at most max
+ * are cached; inode blocks leave their attributes in the attribute cache.
+ */
 void zlfs_node_shrink(struct zlfs_sb *sbi, uint32_t max);
+/* The cached node nid or NULL, nothing read (readers: under cache_lock). */
+struct znode *zlfs_node_cached(struct zlfs_sb *sbi, uint32_t nid);
 /*
  * Block mapping.  Find the slot holding file block `index` of inode zi:
  * *dn is the node (inode or direct node) and *ofs the slot in it.  With
@@ -515,8 +537,30 @@ uint32_t *zlfs_dnode_addrs(struct znode *dn, unsigned int *nr);
 int zlfs_truncate_blocks(struct zlfs_sb *sbi, struct zinode *zi, uint64_t from);
 uint64_t zlfs_max_file_blocks(void);
 
+/* ---- acache.c: attributes of inodes whose block is not cached ---- */
+int zlfs_acache_init(struct zlfs_sb *sbi, uint32_t cap);
+void zlfs_acache_destroy(struct zlfs_sb *sbi);
+/* Memory one entry takes (for the cache_mb split). */
+uint32_t zlfs_acache_entry_bytes(void);
+/* The inode block of a->ino leaves the node cache clean: keep its attributes. */
+void zlfs_acache_put(struct zlfs_sb *sbi, const struct zattr *a);
+bool zlfs_acache_get(struct zlfs_sb *sbi, uint32_t ino, struct zattr *out);
+/* The node ino comes into the node cache (or the nid is freed): the node is the truth. */
+void zlfs_acache_del(struct zlfs_sb *sbi, uint32_t ino);
+uint32_t zlfs_acache_count(const struct zlfs_sb *sbi);
+
 /* ---- inode.c ---- */
 int zlfs_iget(struct zlfs_sb *sbi, uint32_t ino, struct zinode **out);
+/*
+ * The attributes of inode ino, from wherever they are at hand: its zinode,
+ * the node cache, the attribute cache, else its block read and checked.
+ * Readers too (no zinode is made or pinned).
+ */
+int zlfs_inode_attr(struct zlfs_sb *sbi, uint32_t ino, struct zattr *a);
+/* Count one FUSE lookup of ino, making an unloaded zinode if it has none (readers too). */
+int zlfs_iref(struct zlfs_sb *sbi, uint32_t ino);
+void zlfs_attr_from_inode(uint32_t ino, const struct zf_inode *ri, struct zattr *a);
+void zlfs_attr_stat(const struct zattr *a, struct stat *st);
 /* The zinode of ino if it is in memory, loaded or not (exclusive holders: no node read). */
 struct zinode *zlfs_ifind(struct zlfs_sb *sbi, uint32_t ino);
 /* Count one FUSE lookup of zi (readers too). */
@@ -626,6 +670,10 @@ int zlfs_xattr_list(struct zlfs_sb *sbi, struct zinode *zi, char *buf, size_t si
 		    size_t *len);
 int zlfs_xattr_remove(struct zlfs_sb *sbi, struct zinode *zi, const char *name);
 void zlfs_xattr_free(struct zlfs_sb *sbi, struct zinode *zi);
+/* Has the inode no xattrs at all (nothing inline, no xattr node)?  Reads nothing. */
+bool zlfs_xattr_none(const struct zf_inode *ri);
+/* 0, or the error zlfs_xattr_get gives for this name whatever the inode holds. */
+int zlfs_xattr_check_name(const char *name);
 /*
  * A new inode zi in dir takes dir's default ACL: 1 when dir has none (the
  * caller applies the umask), else 0 with *mode the resulting mode.
