@@ -25,6 +25,7 @@
  */
 #include <errno.h>
 #include <malloc.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,6 +229,57 @@ struct znode *zlfs_node_cached(struct zlfs_sb *sbi, uint32_t nid)
 	return nid < sbi->max_nid ? cache_find(sbi, nid) : NULL;
 }
 
+/*
+ * Node readahead.  Nodes are written in log order, so a walk in the order
+ * files were made (rm -r, find -delete, a backup's scan) misses on one
+ * node block after another.  A miss just past the previous one reads the
+ * next blocks of the segment in the same command (up to the last valid
+ * one, so never past a write pointer); the current nodes among them
+ * (valid in the SIT, their NAT entry pointing there) enter the cache
+ * clean.  An isolated miss reads its block alone.
+ */
+#define NODE_RA_BLOCKS 16
+
+static uint32_t ra_blocks(struct zlfs_sb *sbi, uint32_t addr)
+{
+	uint32_t last = __atomic_exchange_n(&sbi->node_ra_last, addr, __ATOMIC_RELAXED);
+	uint32_t n = 1;
+
+	if (addr <= last || addr - last > 2 * NODE_RA_BLOCKS || !zlfs_is_main_blkaddr(sbi, addr))
+		return 1;
+	uint32_t in_seg = ZF_BLKS_PER_SEG - (addr - sbi->lay.main_blkaddr) % ZF_BLKS_PER_SEG;
+	uint32_t max = in_seg < NODE_RA_BLOCKS ? in_seg : NODE_RA_BLOCKS;
+	for (uint32_t k = 1; k < max; k++)
+		if (zlfs_block_valid(sbi, addr + k))
+			n = k + 1;
+	return n;
+}
+
+/* The read-ahead blocks after the first: cache the current nodes among them. */
+static void ra_insert(struct zlfs_sb *sbi, uint32_t addr, const struct zf_node *blks, uint32_t n)
+{
+	for (uint32_t k = 1; k < n; k++) {
+		uint32_t nid = zf_le32_to_cpu(blks[k].footer.nid);
+		if (!zlfs_block_valid(sbi, addr + k) || nid < ZF_FIRST_FREE_NID - 1 ||
+		    nid >= sbi->max_nid || sbi->nat[nid].blkaddr != addr + k)
+			continue;
+		struct znode *rn = malloc(sizeof(*rn));
+		if (!rn)
+			return;
+		memset(rn, 0, offsetof(struct znode, blk));
+		rn->nid = nid;
+		memcpy(&rn->blk, &blks[k], ZF_BLKSIZE);
+		zlfs_cache_lock(sbi);
+		if (cache_find(sbi, nid)) {
+			free(rn);
+		} else {
+			cache_insert(sbi, rn);
+			__atomic_add_fetch(&sbi->st.node_readahead, 1, __ATOMIC_RELAXED);
+		}
+		zlfs_cache_unlock(sbi);
+	}
+}
+
 int zlfs_node_get(struct zlfs_sb *sbi, uint32_t nid, struct znode **out)
 {
 	struct znode *n;
@@ -251,9 +303,25 @@ int zlfs_node_get(struct zlfs_sb *sbi, uint32_t nid, struct znode **out)
 	if (!(n = calloc(1, sizeof(*n))))
 		return -ENOMEM;
 	n->nid = nid;
-	if ((ret = zlfs_read_block(sbi, addr, &n->blk))) {
+	uint32_t ra = ra_blocks(sbi, addr);
+	__atomic_add_fetch(&sbi->st.node_misses, 1, __ATOMIC_RELAXED);
+	struct zf_node *blks = NULL;
+	if (ra > 1 && (blks = aligned_alloc(4096, (size_t)ra * ZF_BLKSIZE))) {
+		if (!(ret = zlfs_disp_rw(sbi->disp, ZLFS_OP_READ, blks, (size_t)ra * ZF_BLKSIZE,
+					 (uint64_t)addr * ZF_BLKSIZE, 0, NULL)))
+			memcpy(&n->blk, &blks[0], ZF_BLKSIZE);
+	} else {
+		ra = 1;
+		ret = zlfs_read_block(sbi, addr, &n->blk);
+	}
+	if (ret) {
+		free(blks);
 		free(n);
 		return ret;
+	}
+	if (blks) {
+		ra_insert(sbi, addr, blks, ra);
+		free(blks);
 	}
 	if (zf_le32_to_cpu(n->blk.footer.nid) != nid) {
 		fprintf(stderr, "zlfs: node block %u holds nid %u, not %u\n", addr,

@@ -359,6 +359,14 @@ int zlfs_seg_settle_logs(struct zlfs_sb *sbi)
 	return 0;
 }
 
+bool zlfs_block_valid(const struct zlfs_sb *sbi, uint32_t blkaddr)
+{
+	if (!zlfs_is_main_blkaddr(sbi, blkaddr))
+		return false;
+	uint32_t rel = blkaddr - sbi->lay.main_blkaddr;
+	return zf_msb_test(sbi->segs[rel / ZF_BLKS_PER_SEG].map, rel % ZF_BLKS_PER_SEG);
+}
+
 void zlfs_invalidate_block(struct zlfs_sb *sbi, uint32_t blkaddr)
 {
 	if (blkaddr == ZF_NULL_ADDR || blkaddr == ZF_NEW_ADDR || !zlfs_is_main_blkaddr(sbi, blkaddr))

@@ -118,6 +118,8 @@ int zlfs_stats_status(struct zlfs_sb *sbi, const struct zlfs_req_count *reqs, si
 	put(&b, "dirty_dir_blocks=%u\n", sbi->nr_dirty_meta);
 	put(&b, "inodes_in_memory=%u\n", sbi->nr_inodes);
 	put(&b, "cached_attrs=%u\n", zlfs_acache_count(sbi));
+	put(&b, "node_cache_misses=%llu\n", (unsigned long long)sbi->st.node_misses);
+	put(&b, "node_readahead=%llu\n", (unsigned long long)sbi->st.node_readahead);
 	/* 0, or the negative errno of the device error that made the volume read-only */
 	put(&b, "device_error=%d\n", sbi->fatal);
 	put(&b, "read_only=%d\n", sbi->ro || sbi->fatal);

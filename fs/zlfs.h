@@ -180,6 +180,9 @@ struct zlfs_counters {
 	uint64_t gc_ns;            /* time spent in GC */
 	uint64_t zones_reset;
 	uint64_t fg_gc_stalls;     /* foreground GC passes that had to wait for I/O */
+	/* readers too: atomic */
+	uint64_t node_misses;      /* node cache misses (one device read each) */
+	uint64_t node_readahead;   /* nodes those reads brought in besides the one asked for */
 };
 
 struct zlfs_opts {
@@ -249,6 +252,7 @@ struct zlfs_sb {
 	struct zinode **ino_hash;
 	uint32_t ino_hash_size, nr_inodes;
 	uint32_t unload_cursor;          /* where zlfs_inode_unload goes on */
+	uint32_t node_ra_last;           /* address of the last node cache miss (node.c) */
 
 	/* the memory bound (super.c's zlfs_cache_balance), in 4 KiB blocks */
 	uint32_t cache_blocks;           /* nodes + cached blocks, clean and dirty */
@@ -436,6 +440,8 @@ int zlfs_alloc_block(struct zlfs_sb *sbi, unsigned int log, uint32_t nid, uint16
 /* The block at blkaddr no longer holds anything. */
 void zlfs_invalidate_block(struct zlfs_sb *sbi, uint32_t blkaddr);
 bool zlfs_is_main_blkaddr(const struct zlfs_sb *sbi, uint32_t blkaddr);
+/* Is blkaddr a valid (in use) block of the main area, by the SIT? */
+bool zlfs_block_valid(const struct zlfs_sb *sbi, uint32_t blkaddr);
 /* Write the SIT, SSA of open segments; free and reset prefree sections (at CP). */
 int zlfs_seg_flush(struct zlfs_sb *sbi);
 /* Move every active log off a full segment (before a checkpoint records them). */

@@ -1,0 +1,143 @@
+/*
+ * test_node.c - the node cache's read path (fs/node.c): readahead of node
+ * blocks on misses in log order, on a volume made by mkfs.zlfs, mounted
+ * in-process without FUSE.
+ *
+ * Covers:
+ *   - inodes read back in the order they were made cost a fraction of a
+ *     device read each (node_readahead counts the blocks brought in);
+ *   - readahead never caches an old copy: inodes rewritten elsewhere by a
+ *     later checkpoint leave stale blocks inside the read window, and
+ *     every inode still reads as last written (a stale one would show its
+ *     old mode);
+ *   - misses far apart read one block each (no readahead);
+ *   - fsck.f2fs is clean afterwards.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zlfs.h"
+#include "testutil.h"
+#include "fsutil.h"
+
+#define NFILES 2000
+
+static void mount_vol(const char *img, struct zlfs_sb **sbi)
+{
+	struct zlfs_opts o;
+	char err[256];
+
+	memset(&o, 0, sizeof(o));
+	zlfs_disp_opts_default(&o.disp);
+	zlfs_gc_opts_default(&o.gc);
+	o.gc.mode = ZLFS_GC_OFF;
+	o.gc.cp_interval_ms = 0;
+	ck_assert_msg(zlfs_mount(img, &o, sbi, err, sizeof(err)) == 0, "mount: %s", err);
+	pthread_mutex_lock(&(*sbi)->lock);
+}
+
+static void evict_all(struct zlfs_sb *sbi)
+{
+	ck_assert_int_eq(zlfs_checkpoint(sbi, false), 0);
+	zlfs_inode_unload(sbi, UINT32_MAX);
+	zlfs_node_shrink(sbi, 0);
+}
+
+static mode_t want_mode(int i, bool changed)
+{
+	return S_IFREG | (changed && i % 3 == 0 ? 0700 : 0644);
+}
+
+START_TEST(test_readahead)
+{
+	char *img = tu_fs_volume("ra.img");
+	struct zlfs_sb *sbi;
+	struct zinode *zi, *d;
+	struct zlfs_cred c = { 0, 0, 0 };
+	static uint32_t inos[NFILES];
+	char name[64];
+
+	mount_vol(img, &sbi);
+	ck_assert_int_eq(zlfs_create(sbi, &c, ZF_ROOT_INO, "d", S_IFDIR | 0755, 0, NULL, &d), 0);
+	for (int i = 0; i < NFILES; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		ck_assert_int_eq(zlfs_create(sbi, &c, d->ino, name, want_mode(i, false), 0, NULL, &zi),
+				 0);
+		inos[i] = zi->ino;
+		zlfs_iput(sbi, zi, 0);
+	}
+	evict_all(sbi);
+
+	/* in the order made: a read per readahead window, not per inode */
+	uint64_t m0 = sbi->st.node_misses, r0 = sbi->st.node_readahead;
+	for (int i = 0; i < NFILES; i++) {
+		ck_assert_int_eq(zlfs_iget(sbi, inos[i], &zi), 0);
+		ck_assert_uint_eq(zf_le16_to_cpu(zi_raw(zi)->i_mode), want_mode(i, false));
+		zlfs_iput(sbi, zi, 0);
+	}
+	uint64_t misses = sbi->st.node_misses - m0;
+	ck_assert_msg(misses < NFILES / 4, "%llu misses for %d inodes", (unsigned long long)misses,
+		      NFILES);
+	ck_assert_uint_ge(sbi->st.node_readahead - r0, NFILES / 2);
+
+	/* every third inode rewritten by the next checkpoint: stale copies in the windows */
+	for (int i = 0; i < NFILES; i += 3) {
+		ck_assert_int_eq(zlfs_iget(sbi, inos[i], &zi), 0);
+		zi_raw(zi)->i_mode = zf_cpu_to_le16(want_mode(i, true));
+		zlfs_inode_dirty(sbi, zi);
+		zlfs_iput(sbi, zi, 0);
+	}
+	evict_all(sbi);
+	r0 = sbi->st.node_readahead;
+	for (int i = 0; i < NFILES; i++) {
+		ck_assert_int_eq(zlfs_iget(sbi, inos[i], &zi), 0);
+		ck_assert_msg(zf_le16_to_cpu(zi_raw(zi)->i_mode) == want_mode(i, true),
+			      "inode %d: mode %o, want %o", i, zf_le16_to_cpu(zi_raw(zi)->i_mode),
+			      want_mode(i, true));
+		zlfs_iput(sbi, zi, 0);
+	}
+	ck_assert_uint_gt(sbi->st.node_readahead, r0);
+
+	/* misses far apart (each below the one before): one block each */
+	evict_all(sbi);
+	m0 = sbi->st.node_misses;
+	r0 = sbi->st.node_readahead;
+	int far = 0;
+	for (uint32_t below = UINT32_MAX;; far++) {
+		uint32_t best = 0, pick = 0;
+		for (int i = 0; i < NFILES; i++) {   /* the highest address well below `below` */
+			uint32_t a = sbi->nat[inos[i]].blkaddr;
+			if (a + 64 < below && a > best) {
+				best = a;
+				pick = inos[i];
+			}
+		}
+		if (!pick)
+			break;
+		ck_assert_int_eq(zlfs_iget(sbi, pick, &zi), 0);
+		zlfs_iput(sbi, zi, 0);
+		below = best;
+	}
+	ck_assert_int_gt(far, 10);
+	ck_assert_uint_eq(sbi->st.node_readahead, r0);
+	ck_assert_uint_eq(sbi->st.node_misses - m0, far);
+
+	pthread_mutex_unlock(&sbi->lock);
+	ck_assert_int_eq(zlfs_unmount(sbi), 0);
+	tu_fsck_clean(img);
+	free(img);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("node");
+	TCase *tc = tcase_create("readahead");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, test_readahead);
+	suite_add_tcase(s, tc);
+	return tu_run(s);
+}
