@@ -14,8 +14,8 @@
 # (files between cache drops, default 5000, a multiple of 100),
 # FUSE_SPEED_COUNT (files of the request-counting pass, default 1000),
 # FUSE_SPEED_TIMEOUT (seconds a phase may take before it counts as failed,
-# default 1200), FUSE_SPEED_FS (a subset of "zdisk zshm floor fuse2fs
-# ext4", for trying the script out).
+# default 1200), FUSE_SPEED_FS (a subset of "zdisk zshm floor floorx
+# fuse2fs ext4", for trying the script out).
 #
 # Filesystems, each on a fresh filesystem for every run (mkfs, or an empty
 # directory for the floor):
@@ -32,6 +32,14 @@
 #           cache, multithreaded loop) over an empty directory in /dev/shm
 #           (tmpfs).  A FUSE filesystem that does nothing but forward each
 #           request to tmpfs: what FUSE itself costs.
+#   floorx  the same passthrough_ll with the features zlfs has and its
+#           defaults lack: -o writeback (the kernel's writeback cache),
+#           xattr (getxattr answered, not ENOSYS once), default_permissions
+#           (the kernel checks permissions, asking for attributes it lacks).
+#           These cost round trips of their own: ls -l's two GETXATTRs per
+#           file, a GETATTR of the parent and a SETATTR of the ctime per
+#           unlink, a GETATTR per create.  What FUSE costs a filesystem
+#           that keeps xattrs and enforces permissions.
 #   fuse2fs fuse2fs (e2fsprogs, libfuse 2; installed with apt-get when
 #           missing) as root with its default options, on an 8 GiB ext4
 #           image file in FUSE_SPEED_DIR.
@@ -110,7 +118,7 @@ TN=${FUSE_SPEED_TFILES:-$((N / 10 >= 400 ? N / 10 : N))}
 BATCH=${FUSE_SPEED_BATCH:-5000}
 NCOUNT=${FUSE_SPEED_COUNT:-1000}
 PT=${FUSE_SPEED_TIMEOUT:-1200}
-FSLIST=${FUSE_SPEED_FS:-zdisk zshm floor fuse2fs ext4}
+FSLIST=${FUSE_SPEED_FS:-zdisk zshm floor floorx fuse2fs ext4}
 CMDLINE="bash bench/fuse-speed.sh $*"
 T_START=$SECONDS
 
@@ -236,10 +244,12 @@ mount_fs() {  # NAME LOG [-d]
 		"$ZLFS" "$img" "$MNT" -f $dbg >"$log" 2>&1 &
 		PID=$!
 		;;
-	floor)
+	floor | floorx)
 		rm -rf "$FLOOR"
 		mkdir "$FLOOR"
-		"$PLL" -f $dbg -o "source=$FLOOR" "$MNT" >"$log" 2>&1 &
+		local feat=""
+		[ "$fs" = floorx ] && feat="-o writeback,xattr,default_permissions"
+		"$PLL" -f $dbg $feat -o "source=$FLOOR" "$MNT" >"$log" 2>&1 &
 		PID=$!
 		;;
 	fuse2fs | ext4)
@@ -265,7 +275,7 @@ umount_fs() {  # returns 1 when the unmount or the daemon failed
 		# waits for the daemon's final checkpoint
 		"$ZUMOUNT" "$MNT" || rc=1
 		;;
-	floor | fuse2fs) fusermount3 -u "$MNT" || rc=1 ;;
+	floor | floorx | fuse2fs) fusermount3 -u "$MNT" || rc=1 ;;
 	ext4)
 		umount "$MNT" || rc=1
 		losetup -d "$LOOP" || rc=1
@@ -276,7 +286,7 @@ umount_fs() {  # returns 1 when the unmount or the daemon failed
 		wait "$PID" || { echo "fuse-speed.sh: the $CUR daemon exited with status $?" >&2; rc=1; }
 		PID=""
 	fi
-	[ "$CUR" = floor ] && rm -rf "$FLOOR"
+	[ "$CUR" = floor ] || [ "$CUR" = floorx ] && rm -rf "$FLOOR"
 	[ "$CUR" = zshm ] && rm -f "$SHM/zlfs.img" "$SHM/zlfs.img.zst"
 	CUR=""
 	return $rc
@@ -288,6 +298,7 @@ declare -A VAL LABEL=(
 	[zdisk]="zlfs, image on disk"
 	[zshm]="zlfs, image in /dev/shm"
 	[floor]="passthrough_ll on tmpfs (floor)"
+	[floorx]="passthrough_ll on tmpfs with zlfs's features (floorx)"
 	[fuse2fs]="fuse2fs, ext4 image on disk"
 	[ext4]="kernel ext4, loop on disk"
 )
@@ -332,10 +343,10 @@ phase() {
 }
 
 fdcount() {  # the floor's open fds now, into MAXFD
-	[ "$CUR" = floor ] || return 0
+	[ "$CUR" = floor ] || [ "$CUR" = floorx ] || return 0
 	local n
 	n=$(ls /proc/"$PID"/fd | wc -l)
-	if [ "$n" -gt "${MAXFD[floor]:-0}" ]; then MAXFD[floor]=$n; fi
+	if [ "$n" -gt "${MAXFD[$CUR]:-0}" ]; then MAXFD[$CUR]=$n; fi
 }
 
 # ls -l cold of ROOT/t0 (made by create with one thread), 50 directories
@@ -418,7 +429,7 @@ run_fs() {  # FS ROUND
 		umount_fs 2>/dev/null || true
 		return
 	fi
-	[ "$fs" = floor ] && watch=(--watch-pid "$PID")
+	[ "$fs" = floor ] || [ "$fs" = floorx ] && watch=(--watch-pid "$PID")
 	if phase "$fs" "$r" wr mb_per_s write "$MNT/seq"; then
 		phase "$fs" "$r" rd mb_per_s read "$MNT/seq" || true
 	else
@@ -539,7 +550,7 @@ for fs in $FSLIST; do
 	zshm) ;;     # made for each of its runs: 8 GiB in tmpfs make every drop_caches 1 s slower
 	fuse2fs | ext4)
 		[ -e "$DIR/ext4.img" ] || dd if=/dev/zero of="$DIR/ext4.img" bs=1M count=8192 conv=fsync status=none ;;
-	floor) ;;
+	floor | floorx) ;;
 	*) echo "unknown filesystem $fs (FUSE_SPEED_FS)" >&2; exit 1 ;;
 	esac
 done
@@ -547,7 +558,7 @@ sync
 echo "fuse-speed.sh: images ready after $((SECONDS - T_START)) s" >&2
 
 for fs in $FSLIST; do
-	case $fs in zdisk | floor | fuse2fs) count_fs "$fs" ;; esac
+	case $fs in zdisk | floor | floorx | fuse2fs) count_fs "$fs" ;; esac
 done
 echo "fuse-speed.sh: request counts done after $((SECONDS - T_START)) s" >&2
 
@@ -683,21 +694,22 @@ echo "Ratios of medians (rates: above 1 zlfs on disk is faster; requests: above 
 echo
 echo "| ratio | seq write | seq read | create | stat | ls -l cold | unlink | create 1T | stat 1T | unlink 1T | create 2T | stat 2T | unlink 2T | create 4T | stat 4T | unlink 4T |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-for other in floor ext4; do
+for other in floor floorx ext4; do
 	line="| zlfs (disk) / ${LABEL[$other]} |"
 	for k in "${KEYS[@]}"; do line+=" $(ratio "${MED[zdisk:$k]:-}" "${MED[$other:$k]:-}") |"; done
 	echo "$line"
 done
-if [[ " ${CFS[*]} " == *" zdisk "* && " ${CFS[*]} " == *" floor "* ]]; then
+for other in floor floorx; do
+	[[ " ${CFS[*]} " == *" zdisk "* && " ${CFS[*]} " == *" $other "* ]] || continue
 	echo
-	line="Requests per operation, zlfs / floor:"
+	line="Requests per operation, zlfs / ${LABEL[$other]}:"
 	for ph in "${PHS[@]}"; do
-		a=${REQ[zdisk:$ph]%% *} b=${REQ[floor:$ph]%% *}
+		a=${REQ[zdisk:$ph]%% *} b=${REQ[$other:$ph]%% *}
 		[ "$a" = FAIL ] && a="" ; [ "$b" = FAIL ] && b=""
 		line+=" $ph $(ratio "$a" "$b"),"
 	done
 	echo "${line%,}"
-fi
+done
 
 echo
 echo "How: zlfs with its default options (writeback cache, readdirplus, nolock, gc=on) on a thick 8 GiB" \
@@ -706,7 +718,9 @@ echo "How: zlfs with its default options (writeback cache, readdirplus, nolock, 
 	"(cache=auto, timeout 1 s, no writeback cache) over an empty tmpfs directory; it keeps an open fd per" \
 	"inode the kernel knows, so every metadata phase starts with sync + drop_caches 3 and drop_caches 2" \
 	"(dentries and inodes: the kernel FORGETs them) follows every $BATCH files, for every filesystem alike," \
-	"untimed; the floor's largest open-fd count seen was ${MAXFD[floor]:-not measured} (limit $NOFILE)." \
+	"untimed; the floor's largest open-fd count seen was ${MAXFD[floor]:-not measured}, the other floor's" \
+	"${MAXFD[floorx]:-not measured} (limit $NOFILE). The other floor is the same passthrough_ll with" \
+	"-o writeback,xattr,default_permissions: zlfs's writeback cache, xattrs and kernel permission checks." \
 	"fuse2fs $(dpkg-query -W -f '${Version}' fuse2fs 2>/dev/null) as root with its defaults (libfuse 2;" \
 	"it adds kernel_cache,use_ino,attr_timeout=0,big_writes)" \
 	"and kernel ext4 (loop device, buffered) on the same fully written 8 GiB image file in $BASE," \
