@@ -39,7 +39,7 @@ sample() {  # PHASE
 	local rss hwm st
 	rss=$(awk '/^VmRSS/ {print $2}' "/proc/$PID/status")
 	hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$PID/status")
-	st=$(grep -E '^(cached_nodes|cached_dir_blocks|dirty_nodes|inodes_in_memory|checkpoints)=' \
+	st=$(grep -E '^(cached_nodes|cached_dir_blocks|cached_attrs|dirty_nodes|inodes_in_memory|checkpoints)=' \
 		"$MNT/.zlfs/status" | tr '\n' ' ')
 	printf '| %s | %s | %d | %d | %s |\n' "$(date +%T)" "$1" $((rss / 1024)) $((hwm / 1024)) "$st"
 }
