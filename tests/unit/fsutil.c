@@ -3,6 +3,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 
 #include "zlfs.h"
@@ -30,4 +31,39 @@ void tu_fsck_clean(const char *img)
 	snprintf(cmd, sizeof(cmd), "fsck.f2fs --dry-run '%s' >/dev/null 2>&1", img);
 	int st = system(cmd);
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "fsck.f2fs on %s: %d", img, st);
+}
+
+struct zlfs_sb *tu_fs_mount(const char *img, uint32_t cache_mb)
+{
+	struct zlfs_opts o;
+	struct zlfs_sb *sbi;
+	char err[256];
+
+	memset(&o, 0, sizeof(o));
+	zlfs_disp_opts_default(&o.disp);
+	zlfs_gc_opts_default(&o.gc);
+	o.gc.mode = ZLFS_GC_OFF;
+	o.gc.cp_interval_ms = 0;   /* no checkpoint but the ones the test makes */
+	o.cache_mb = cache_mb;
+	ck_assert_msg(zlfs_mount(img, &o, &sbi, err, sizeof(err)) == 0, "mount: %s", err);
+	pthread_mutex_lock(&sbi->lock);
+	return sbi;
+}
+
+void tu_fs_unmount(struct zlfs_sb *sbi)
+{
+	pthread_mutex_unlock(&sbi->lock);
+	ck_assert_int_eq(zlfs_unmount(sbi), 0);
+}
+
+uint32_t tu_lookup(struct zlfs_sb *sbi, uint32_t dir, const char *name)
+{
+	struct zinode *d;
+	uint32_t ino = 0;
+	uint8_t ft;
+
+	ck_assert_int_eq(zlfs_iget(sbi, dir, &d), 0);
+	int ret = zlfs_dir_lookup(sbi, d, name, strlen(name), &ino, &ft);
+	ck_assert_msg(ret == 0, "lookup %s: %d", name, ret);
+	return ino;
 }

@@ -6,9 +6,25 @@
 #ifndef ZLFS_FSUTIL_H
 #define ZLFS_FSUTIL_H
 
-/* A 512 MiB emulated zoned image (16 MiB zones, 4 conventional), mkfs.zlfs'd: tu_path(name), freed by the caller. */
+#include <stdint.h>
+
+struct zlfs_sb;
+
+/*
+ * A 512 MiB emulated zoned image (16 MiB zones, 4 conventional), made by
+ * mkfs.zlfs: tu_path(name), freed by the caller.
+ */
 char *tu_fs_volume(const char *name);
 /* fsck.f2fs --dry-run on img must find nothing. */
 void tu_fsck_clean(const char *img);
+/*
+ * Mount img in-process, GC off, no timed checkpoints (cache_mb 0: the
+ * default), with the filesystem lock taken as an operation would.
+ */
+struct zlfs_sb *tu_fs_mount(const char *img, uint32_t cache_mb);
+/* Drop the lock and unmount, which must succeed. */
+void tu_fs_unmount(struct zlfs_sb *sbi);
+/* The inode number of name in directory dir, which must exist. */
+uint32_t tu_lookup(struct zlfs_sb *sbi, uint32_t dir, const char *name);
 
 #endif

@@ -46,18 +46,6 @@ static int count_entry(void *ctx, const char *name, size_t len, uint32_t ino, ui
 	return 0;
 }
 
-static uint32_t lookup(struct zlfs_sb *sbi, uint32_t dir, const char *name)
-{
-	struct zinode *d;
-	uint32_t ino = 0;
-	uint8_t ft;
-
-	ck_assert_int_eq(zlfs_iget(sbi, dir, &d), 0);
-	int ret = zlfs_dir_lookup(sbi, d, name, strlen(name), &ino, &ft);
-	ck_assert_msg(ret == 0, "lookup %s: %d", name, ret);
-	return ino;
-}
-
 #define NFILES 600
 
 START_TEST(test_deferred)
@@ -104,9 +92,9 @@ START_TEST(test_deferred)
 	ck_assert_uint_eq(n, 2 + NFILES - (NFILES + 2) / 3 + 1);
 	for (int i = 1; i < NFILES; i += 3) {
 		snprintf(name, sizeof(name), "file-%05d-with-a-longer-name", i);
-		lookup(sbi, dino, name);
+		tu_lookup(sbi, dino, name);
 	}
-	uint32_t lino = lookup(sbi, dino, "link");
+	uint32_t lino = tu_lookup(sbi, dino, "link");
 	char buf[64];
 	size_t got;
 	ck_assert_int_eq(zlfs_iget(sbi, lino, &zi), 0);
@@ -135,7 +123,7 @@ START_TEST(test_deferred)
 		int ret = zlfs_dir_lookup(sbi, dd, name, strlen(name), &ino, &ft);
 		ck_assert_int_eq(ret, i % 3 ? 0 : -ENOENT);
 	}
-	ck_assert_int_eq(zlfs_iget(sbi, lookup(sbi, dino, "link"), &zi), 0);
+	ck_assert_int_eq(zlfs_iget(sbi, tu_lookup(sbi, dino, "link"), &zi), 0);
 	ck_assert_int_eq(zlfs_file_read(sbi, zi, buf, sizeof(buf), 0, &got), 0);
 	ck_assert(got == strlen("some/target") && !memcmp(buf, "some/target", got));
 	zlfs_iput(sbi, zi, 0);
@@ -239,7 +227,7 @@ START_TEST(test_memory_bound)
 	for (int i = 0; i < BIG; i++) {
 		snprintf(name, sizeof(name), "f%d", i);
 		zlfs_cache_balance(sbi, true);
-		uint32_t ino = lookup(sbi, dirs[i / PER_DIR], name);
+		uint32_t ino = tu_lookup(sbi, dirs[i / PER_DIR], name);
 		ck_assert_int_eq(zlfs_iget(sbi, ino, &zi), 0);
 		ck_assert(S_ISREG(zf_le16_to_cpu(zi_raw(zi)->i_mode)));
 		ck_assert_uint_eq(zf_le32_to_cpu(zi_raw(zi)->i_pino), dirs[i / PER_DIR]);
@@ -254,7 +242,7 @@ START_TEST(test_memory_bound)
 	pthread_mutex_lock(&sbi->lock);
 	for (int i = 0; i < BIG; i += 7) {
 		snprintf(name, sizeof(name), "f%d", i);
-		lookup(sbi, dirs[i / PER_DIR], name);
+		tu_lookup(sbi, dirs[i / PER_DIR], name);
 	}
 	pthread_mutex_unlock(&sbi->lock);
 	ck_assert_int_eq(zlfs_unmount(sbi), 0);

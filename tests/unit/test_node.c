@@ -25,20 +25,6 @@
 
 #define NFILES 2000
 
-static void mount_vol(const char *img, struct zlfs_sb **sbi)
-{
-	struct zlfs_opts o;
-	char err[256];
-
-	memset(&o, 0, sizeof(o));
-	zlfs_disp_opts_default(&o.disp);
-	zlfs_gc_opts_default(&o.gc);
-	o.gc.mode = ZLFS_GC_OFF;
-	o.gc.cp_interval_ms = 0;
-	ck_assert_msg(zlfs_mount(img, &o, sbi, err, sizeof(err)) == 0, "mount: %s", err);
-	pthread_mutex_lock(&(*sbi)->lock);
-}
-
 static void evict_all(struct zlfs_sb *sbi)
 {
 	ck_assert_int_eq(zlfs_checkpoint(sbi, false), 0);
@@ -60,7 +46,7 @@ START_TEST(test_readahead)
 	static uint32_t inos[NFILES];
 	char name[64];
 
-	mount_vol(img, &sbi);
+	sbi = tu_fs_mount(img, 0);
 	ck_assert_int_eq(zlfs_create(sbi, &c, ZF_ROOT_INO, "d", S_IFDIR | 0755, 0, NULL, &d), 0);
 	for (int i = 0; i < NFILES; i++) {
 		snprintf(name, sizeof(name), "f%d", i);
@@ -125,8 +111,7 @@ START_TEST(test_readahead)
 	ck_assert_uint_eq(sbi->st.node_readahead, r0);
 	ck_assert_uint_eq(sbi->st.node_misses - m0, far);
 
-	pthread_mutex_unlock(&sbi->lock);
-	ck_assert_int_eq(zlfs_unmount(sbi), 0);
+	tu_fs_unmount(sbi);
 	tu_fsck_clean(img);
 	free(img);
 }
