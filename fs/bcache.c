@@ -293,7 +293,7 @@ static int place(struct zlfs_sb *sbi, struct bent *e, uint32_t *addr)
 	unsigned int nr;
 	int ret;
 
-	if ((ret = zlfs_node_get(sbi, e->nid, &dn)))
+	if ((ret = zlfs_node_get(sbi, e->nid, 0, ZF_NODE_KIND_ANY, &dn)))
 		return ret;
 	zf_le32 *addrs = zlfs_dnode_addrs(dn, &nr);
 	if (e->slot >= nr)

@@ -130,6 +130,13 @@ int zlfs_cp_load(struct zlfs_sb *sbi)
 	sbi->cp_pack = (!r0 && (r1 || v0 >= v1)) ? 0 : 1;
 	uint8_t *head = sbi->cp_pack ? h1 : h0;
 	struct zf_checkpoint *cp = (struct zf_checkpoint *)head;
+	/* as the kernel: the newest intact pack is the checkpoint, sane or refused */
+	char why[200];
+	if ((ret = zf_check_cp(&sbi->sb, head, why, sizeof(why)))) {
+		fprintf(stderr, "zlfs: checkpoint pack %d (version %llu) refused: %s\n",
+			sbi->cp_pack + 1, (unsigned long long)zf_le64_to_cpu(cp->checkpoint_ver), why);
+		goto out;
+	}
 	sbi->cp_ver = zf_le64_to_cpu(cp->checkpoint_ver);
 	sbi->cp_payload = zf_le32_to_cpu(sbi->sb.cp_payload);
 	sbi->cp_blk = calloc(1 + sbi->cp_payload, ZF_BLKSIZE);
@@ -151,11 +158,6 @@ int zlfs_cp_load(struct zlfs_sb *sbi)
 		ret = -EOPNOTSUPP;
 		goto out;
 	}
-	if (sbi->sit_bitmap_bytes < (sbi->lay.sit_blocks + 7) / 8 ||
-	    sbi->nat_bitmap_bytes < (sbi->lay.max_nid / ZF_NAT_ENTRY_PER_BLOCK + 7) / 8) {
-		ret = -ZLFS_EFSCORRUPTED;
-		goto out;
-	}
 	sbi->sit_bitmap = cp_bitmap(sbi, false);
 	sbi->nat_bitmap = cp_bitmap(sbi, true);
 	sbi->user_block_count = zf_le64_to_cpu(cp->user_block_count);
@@ -174,20 +176,16 @@ int zlfs_cp_load(struct zlfs_sb *sbi)
 		int k = node ? i - ZF_LOG_HOT_NODE : i;
 		l->segno = zf_le32_to_cpu(node ? cp->cur_node_segno[k] : cp->cur_data_segno[k]);
 		l->blkoff = zf_le16_to_cpu(node ? cp->cur_node_blkoff[k] : cp->cur_data_blkoff[k]);
-		if (l->segno >= sbi->lay.segment_count_main || l->blkoff > ZF_BLKS_PER_SEG) {
+		l->usable = zf_layout_usable_blocks(&sbi->lay, l->segno);
+		if (l->blkoff > l->usable) {   /* segno and blkoff < 512: zf_check_cp */
+			fprintf(stderr, "zlfs: checkpoint: log %d at block %u of segment %u, which "
+				"has %u usable blocks\n", i, l->blkoff, l->segno, l->usable);
 			ret = -ZLFS_EFSCORRUPTED;
 			goto out;
 		}
-		l->usable = zf_layout_usable_blocks(&sbi->lay, l->segno);
 		memset(&l->sum, 0, sizeof(l->sum));
 		l->sum.footer.entry_type = node ? ZF_SUM_TYPE_NODE : ZF_SUM_TYPE_DATA;
 	}
-	for (int i = 0; i < ZF_NR_LOGS; i++)
-		for (int j = 0; j < i; j++)
-			if (sbi->logs[i].segno == sbi->logs[j].segno) {
-				ret = -ZLFS_EFSCORRUPTED;
-				goto out;
-			}
 	/* data summaries (and journals) */
 	uint32_t sum_addr = start + zf_le32_to_cpu(cp->cp_pack_start_sum);
 	if (flags & ZF_CP_COMPACT_SUM_FLAG) {

@@ -15,6 +15,7 @@
  * the filesystem read-only (zlfs_set_fatal).
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,26 @@ void zlfs_set_fatal(struct zlfs_sb *sbi, int err)
 			(unsigned long long)st.failed, (unsigned long long)st.resyncs, st.max_zone_inflight);
 		sbi->fatal = err ? err : -EIO;
 	}
+}
+
+int zlfs_corrupt(struct zlfs_sb *sbi, const char *fmt, ...)
+{
+	char what[256];
+	va_list ap;
+	int none = 0;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	/* readers find inconsistencies too: the first one found is the one kept */
+	if (__atomic_compare_exchange_n(&sbi->fatal, &none, -ZLFS_EFSCORRUPTED, false,
+					__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		fprintf(stderr, "zlfs: %s: inconsistent filesystem: %s: read-only from now on "
+			"(run fsck.zlfs)\n", zlfs_zdev_spec(sbi->dev), what);
+	else
+		fprintf(stderr, "zlfs: %s: inconsistent filesystem: %s\n",
+			zlfs_zdev_spec(sbi->dev), what);
+	return -ZLFS_EFSCORRUPTED;
 }
 
 int zlfs_read_block(struct zlfs_sb *sbi, uint32_t blkaddr, void *buf)

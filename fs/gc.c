@@ -175,7 +175,7 @@ static zf_le32 *data_slot(struct zlfs_sb *sbi, const struct gcb *b, struct znode
 	const struct znat *na = &sbi->nat[b->nid];
 	if (na->blkaddr == ZF_NULL_ADDR || na->version != b->version)
 		return NULL;
-	if ((*err = zlfs_node_get(sbi, b->nid, dn)))
+	if ((*err = zlfs_node_get(sbi, b->nid, 0, ZF_NODE_KIND_ANY, dn)))
 		return NULL;
 	struct zf_node *n = &(*dn)->blk;
 	if (zf_le32_to_cpu(n->footer.nid) == zf_le32_to_cpu(n->footer.ino) && zf_node_ofs(n) == 0) {
@@ -204,7 +204,7 @@ static void drop_extent(struct zlfs_sb *sbi, struct znode *dn)
 	struct znode *in;
 
 	if (ino < ZF_ROOT_INO || ino >= sbi->max_nid || sbi->nat[ino].ino != ino ||
-	    zlfs_node_get(sbi, ino, &in))
+	    zlfs_node_get(sbi, ino, ino, ZF_NODE_KIND_INODE, &in))
 		return;
 	if (in->blk.i.i_ext.len) {
 		memset(&in->blk.i.i_ext, 0, sizeof(in->blk.i.i_ext));

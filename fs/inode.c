@@ -96,13 +96,15 @@ static int inode_node(struct zlfs_sb *sbi, uint32_t ino, struct znode **out)
 	struct znode *n;
 	int ret;
 
+	/* no inode by that number (a stale file handle, or a dentry naming a freed inode) */
 	if (ino < ZF_ROOT_INO || ino >= sbi->max_nid || sbi->nat[ino].ino != ino)
 		return -ZLFS_EFSCORRUPTED;
-	if ((ret = zlfs_node_get(sbi, ino, &n)))
+	if ((ret = zlfs_node_get(sbi, ino, ino, ZF_NODE_KIND_INODE, &n)))
 		return ret;
-	if (zf_le32_to_cpu(n->blk.footer.ino) != ino || zf_node_ofs(&n->blk) != 0 ||
-	    !zf_le16_to_cpu(n->blk.i.i_mode))
-		return -ZLFS_EFSCORRUPTED;
+	/* zlfs's own inodes pass; a bad one is refused before its fields steer anything */
+	char why[200];
+	if (zf_check_inode(&n->blk, sbi->max_nid, why, sizeof(why)))
+		return zlfs_corrupt(sbi, "%s", why);
 	*out = n;
 	return 0;
 }
@@ -139,8 +141,9 @@ int zlfs_iget(struct zlfs_sb *sbi, uint32_t ino, struct zinode **out)
 /* Is n (nid ino) an inode block fit to answer for ino?  As inode_node checks. */
 static bool inode_block_ok(const struct zlfs_sb *sbi, uint32_t ino, const struct znode *n)
 {
-	return sbi->nat[ino].ino == ino && zf_le32_to_cpu(n->blk.footer.ino) == ino &&
-	       zf_node_ofs(&n->blk) == 0 && n->blk.i.i_mode;
+	return sbi->nat[ino].ino == ino &&
+	       !zf_check_node_footer(&n->blk, ino, ino, ZF_NODE_KIND_INODE, NULL, 0) &&
+	       !zf_check_inode(&n->blk, sbi->max_nid, NULL, 0);
 }
 
 int zlfs_inode_attr(struct zlfs_sb *sbi, uint32_t ino, struct zattr *a)

@@ -280,18 +280,33 @@ static void ra_insert(struct zlfs_sb *sbi, uint32_t addr, const struct zf_node *
 	}
 }
 
-int zlfs_node_get(struct zlfs_sb *sbi, uint32_t nid, struct znode **out)
+/* Is cached node n what the caller asked for?  0, or the volume turns read-only. */
+static int node_check(struct zlfs_sb *sbi, const struct znode *n, uint32_t ino,
+		      enum zf_node_kind kind)
+{
+	char why[160];
+
+	if (!zf_check_node_footer(&n->blk, n->nid, ino, kind, why, sizeof(why)))
+		return 0;
+	return zlfs_corrupt(sbi, "%s", why);
+}
+
+int zlfs_node_get(struct zlfs_sb *sbi, uint32_t nid, uint32_t ino, enum zf_node_kind kind,
+		  struct znode **out)
 {
 	struct znode *n;
 	int ret;
 
-	if (nid < ZF_FIRST_FREE_NID - 1 || nid >= sbi->max_nid)
-		return -ZLFS_EFSCORRUPTED;
+	if (nid < ZF_ROOT_INO || nid >= sbi->max_nid)
+		return zlfs_corrupt(sbi, "nid %u (of inode %u) outside [%u, %u)", nid, ino,
+				    ZF_ROOT_INO, sbi->max_nid);
 	zlfs_cache_lock(sbi);
 	if ((n = cache_find(sbi, nid))) {
 		lru_del(n);
 		lru_front(sbi, n);
 		zlfs_cache_unlock(sbi);
+		if ((ret = node_check(sbi, n, ino, kind)))
+			return ret;
 		*out = n;
 		return 0;
 	}
@@ -299,7 +314,10 @@ int zlfs_node_get(struct zlfs_sb *sbi, uint32_t nid, struct znode **out)
 	/* readers read outside cache_lock; the NAT changes only under the exclusive lock */
 	uint32_t addr = sbi->nat[nid].blkaddr;
 	if (addr == ZF_NULL_ADDR || addr == ZF_NEW_ADDR)
-		return -ZLFS_EFSCORRUPTED;   /* a pointer to a node that does not exist */
+		return zlfs_corrupt(sbi, "node %u (of inode %u) is not in the NAT", nid, ino);
+	if (!zlfs_block_valid(sbi, addr))
+		return zlfs_corrupt(sbi, "node %u is at block %u, which the SIT says is free",
+				    nid, addr);
 	if (!(n = calloc(1, sizeof(*n))))
 		return -ENOMEM;
 	n->nid = nid;
@@ -323,11 +341,9 @@ int zlfs_node_get(struct zlfs_sb *sbi, uint32_t nid, struct znode **out)
 		ra_insert(sbi, addr, blks, ra);
 		free(blks);
 	}
-	if (zf_le32_to_cpu(n->blk.footer.nid) != nid) {
-		fprintf(stderr, "zlfs: node block %u holds nid %u, not %u\n", addr,
-			zf_le32_to_cpu(n->blk.footer.nid), nid);
+	if ((ret = node_check(sbi, n, ino, kind))) {
 		free(n);
-		return -ZLFS_EFSCORRUPTED;
+		return ret;
 	}
 	zlfs_cache_lock(sbi);
 	struct znode *other = cache_find(sbi, nid);   /* another reader was quicker */
@@ -609,7 +625,8 @@ void zlfs_node_shrink(struct zlfs_sb *sbi, uint32_t max)
 		if (!n->dirty && !n->pins) {
 			const struct zf_inode *ri = &n->blk.i;
 			if (zf_le32_to_cpu(n->blk.footer.ino) == n->nid && !zf_node_ofs(&n->blk) &&
-			    ri->i_mode && sbi->nat[n->nid].ino == n->nid) {
+			    sbi->nat[n->nid].ino == n->nid &&
+			    !zf_check_inode(&n->blk, sbi->max_nid, NULL, 0)) {
 				struct zattr a;
 				zlfs_attr_from_inode(n->nid, ri, &a);
 				zlfs_acache_put(sbi, &a);
@@ -780,8 +797,12 @@ int zlfs_get_dnode(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, bool 
 			/* i_blocks counts node blocks too */
 			ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) + 1);
 			zlfs_node_dirty(sbi, zi->node);
-		} else if ((ret = zlfs_node_get(sbi, nid, &child))) {
+		} else if ((ret = zlfs_node_get(sbi, nid, zi->ino, level == depth ?
+						ZF_NODE_KIND_DNODE : ZF_NODE_KIND_INDIRECT, &child))) {
 			return ret;
+		} else if (zf_node_ofs(&child->blk) != noffset[level]) {
+			return zlfs_corrupt(sbi, "node %u of inode %u is at tree offset %u, not %u",
+					    nid, zi->ino, zf_node_ofs(&child->blk), noffset[level]);
 		}
 		parent = child;
 	}
@@ -820,7 +841,8 @@ static int trunc_node(struct zlfs_sb *sbi, struct zinode *zi, uint32_t nid, int 
 	int ret;
 
 	*gone = false;
-	if ((ret = zlfs_node_get(sbi, nid, &n)))
+	if ((ret = zlfs_node_get(sbi, nid, zi->ino, depth ? ZF_NODE_KIND_INDIRECT : ZF_NODE_KIND_DNODE,
+				 &n)))
 		return ret;
 	n->pins++;
 	for (int d = 0; d < depth; d++)

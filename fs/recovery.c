@@ -243,7 +243,7 @@ static int recover_xattr_node(struct zlfs_sb *sbi, struct zinode *zi, const stru
 	int ret;
 
 	if (xnid) {
-		if ((ret = zlfs_node_get(sbi, xnid, &xn)))
+		if ((ret = zlfs_node_get(sbi, xnid, zi->ino, ZF_NODE_KIND_XATTR, &xn)))
 			return ret;
 	} else {
 		if ((ret = zlfs_nid_alloc(sbi, &xnid)))

@@ -143,6 +143,15 @@ static unsigned int popcount_map(const uint8_t *map)
 	return n;
 }
 
+/* Is any block from `from` to the end of the segment valid in map? */
+static bool map_any_from(const uint8_t *map, unsigned int from)
+{
+	for (unsigned int b = from; b < ZF_BLKS_PER_SEG; b++)
+		if (zf_msb_test(map, b))
+			return true;
+	return false;
+}
+
 /*
  * Build segment state from the SIT and the CP's SIT journal; the logs
  * were already placed by checkpoint.c.
@@ -164,12 +173,29 @@ int zlfs_seg_build(struct zlfs_sb *sbi, const struct zf_journal *sit_j)
 	for (uint32_t i = 0; i < sbi->nr_segs; i++) {
 		struct zseg *s = &sbi->segs[i];
 		uint32_t usable = zf_layout_usable_blocks(&sbi->lay, i);
-		if (popcount_map(s->map) != s->valid || s->valid > usable) {
-			fprintf(stderr, "zlfs: SIT entry of segment %u is inconsistent\n", i);
+		if (popcount_map(s->map) != s->valid || s->valid > usable ||
+		    (usable < ZF_BLKS_PER_SEG && map_any_from(s->map, usable)) ||
+		    (s->valid && s->type >= ZF_NR_LOGS)) {
+			fprintf(stderr, "zlfs: SIT entry of segment %u is inconsistent (%u valid, "
+				"%u set, type %u, %u usable)\n", i, s->valid, popcount_map(s->map),
+				s->type, usable);
 			return -ZLFS_EFSCORRUPTED;
 		}
 		sbi->secs[sec_of(sbi, i)].valid += s->valid;
 		sbi->valid_block_count += s->valid;
+	}
+	/*
+	 * F2FS's sanity_check_curseg: a log's segment holds blocks of its own
+	 * type only, and nothing valid at or after its next block.
+	 */
+	for (unsigned int i = 0; i < ZF_NR_LOGS; i++) {
+		const struct zlog *l = &sbi->logs[i];
+		const struct zseg *s = &sbi->segs[l->segno];
+		if ((s->valid && s->type != i) || map_any_from(s->map, l->blkoff)) {
+			fprintf(stderr, "zlfs: log %u's segment %u (type %u) has valid blocks at or "
+				"after its next block %u\n", i, l->segno, s->type, l->blkoff);
+			return -ZLFS_EFSCORRUPTED;
+		}
 	}
 	sbi->free_secs = 0;
 	sbi->prefree_secs = 0;

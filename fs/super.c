@@ -106,10 +106,16 @@ static int open_devices(const char *spec, struct zlfs_zdev **out, char *err, siz
 	return 0;
 }
 
+/*
+ * The first superblock copy that passes every check (zf_check_super) is
+ * the one used, as in F2FS; a copy that fails is named with the reason.
+ */
 static int read_super(struct zlfs_sb *sbi, char *err, size_t errlen)
 {
 	uint8_t *blk = malloc(ZF_BLKSIZE);
-	int ret = -EINVAL;
+	uint64_t dev_blocks = zlfs_zdev_geom(sbi->dev)->size / ZF_BLKSIZE;
+	char why[2][200] = { "", "" };
+	int ret = -ZLFS_EFSCORRUPTED;
 
 	if (!blk)
 		return -ENOMEM;
@@ -117,29 +123,27 @@ static int read_super(struct zlfs_sb *sbi, char *err, size_t errlen)
 		int r = zlfs_disp_rw(sbi->disp, ZLFS_OP_READ, blk, ZF_BLKSIZE,
 				     (uint64_t)b * ZF_BLKSIZE, 0, NULL);
 		if (r) {
-			ret = r;
+			snprintf(why[b], sizeof(why[b]), "cannot read it: %s", zlfs_zdev_strerror(r));
 			continue;
 		}
-		struct zf_super *sb = (struct zf_super *)(blk + ZF_SUPER_OFFSET);
-		if (zf_le32_to_cpu(sb->magic) != ZF_SUPER_MAGIC)
+		const struct zf_super *sb = (const struct zf_super *)(blk + ZF_SUPER_OFFSET);
+		if (zf_check_super(sb, dev_blocks, why[b], sizeof(why[b])))
 			continue;
-		if ((zf_le32_to_cpu(sb->feature) & ZF_FEAT_SB_CHKSUM) &&
-		    (zf_le32_to_cpu(sb->checksum_offset) != ZF_SB_CHKSUM_OFFSET ||
-		     zf_super_crc(sb) != zf_le32_to_cpu(sb->crc)))
-			continue;
-		if (zf_le32_to_cpu(sb->log_blocksize) != ZF_BLKSIZE_BITS ||
-		    zf_le32_to_cpu(sb->log_blocks_per_seg) != ZF_LOG_BLKS_PER_SEG) {
-			snprintf(err, errlen, "block or segment size zlfs does not support");
-			free(blk);
-			return -EINVAL;
-		}
+		if (b)
+			fprintf(stderr, "zlfs: first superblock refused (%s): using the second\n",
+				why[0]);
 		memcpy(&sbi->sb, sb, sizeof(*sb));
 		ret = 0;
 		break;
 	}
 	free(blk);
 	if (ret) {
-		snprintf(err, errlen, "no F2FS superblock (run mkfs.zlfs)");
+		if (!strncmp(why[0], "superblock: bad magic", 21) &&
+		    !strncmp(why[1], "superblock: bad magic", 21))
+			snprintf(err, errlen, "no F2FS superblock (run mkfs.zlfs)");
+		else
+			snprintf(err, errlen, "no valid superblock: first copy: %s; second copy: %s",
+				 why[0], why[1]);
 		return ret;
 	}
 	uint32_t feat = zf_le32_to_cpu(sbi->sb.feature);
@@ -154,11 +158,6 @@ static int read_super(struct zlfs_sb *sbi, char *err, size_t errlen)
 		snprintf(err, errlen, "the filesystem uses unknown F2FS features 0x%x",
 			 feat & ~ZF_FEATURES_KNOWN);
 		return -EOPNOTSUPP;
-	}
-	if (zf_le32_to_cpu(sbi->sb.sit_blkaddr) == 0 ||
-	    zf_le32_to_cpu(sbi->sb.root_ino) != ZF_ROOT_INO) {
-		snprintf(err, errlen, "superblock is damaged");
-		return -ZLFS_EFSCORRUPTED;
 	}
 	return 0;
 }
@@ -194,14 +193,8 @@ static int layout_from_super(struct zlfs_sb *sbi, char *err, size_t errlen)
 	l->section_count = zf_le32_to_cpu(sb->section_count);
 	l->cp_payload = zf_le32_to_cpu(sb->cp_payload);
 	l->sit_blocks = l->segment_count_sit / 2 * ZF_BLKS_PER_SEG;
-	l->max_nid = l->segment_count_nat / 2 * ZF_BLKS_PER_SEG * ZF_NAT_ENTRY_PER_BLOCK;
-	if (!l->segs_per_sec || l->section_count * l->segs_per_sec != l->segment_count_main ||
-	    l->block_count * ZF_BLKSIZE > g->size ||
-	    (uint64_t)l->main_blkaddr + (uint64_t)l->segment_count_main * ZF_BLKS_PER_SEG >
-		    l->block_count) {
-		snprintf(err, errlen, "superblock geometry does not fit the device");
-		return -EINVAL;
-	}
+	l->max_nid = zf_super_max_nid(sb);
+	/* the areas' order and bounds were checked with the superblock (zf_check_super) */
 	bool blkzoned = zf_le32_to_cpu(sb->feature) & ZF_FEAT_BLKZONED;
 	l->zoned = blkzoned && g->zoned;
 	l->zones_visible = l->zoned && g->kind == ZLFS_DEV_BLOCK;

@@ -112,7 +112,7 @@ static int load(struct zlfs_sb *sbi, struct zinode *zi, uint8_t *buf, unsigned i
 		memcpy(buf, inline_area(ri), ib);
 	if (xnid) {
 		struct znode *n;
-		if ((ret = zlfs_node_get(sbi, xnid, &n)))
+		if ((ret = zlfs_node_get(sbi, xnid, zi->ino, ZF_NODE_KIND_XATTR, &n)))
 			return ret;
 		memcpy(buf + ib, n->blk.xattr, ZF_XATTR_NODE_BYTES);
 	}
@@ -201,7 +201,7 @@ static int store(struct zlfs_sb *sbi, struct zinode *zi, uint8_t *buf, unsigned 
 			}
 			ri->i_xattr_nid = zf_cpu_to_le32(xnid);
 			ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) + 1);
-		} else if ((ret = zlfs_node_get(sbi, xnid, &n))) {
+		} else if ((ret = zlfs_node_get(sbi, xnid, zi->ino, ZF_NODE_KIND_XATTR, &n))) {
 			return ret;
 		}
 		memcpy(n->blk.xattr, buf + ib, ZF_XATTR_NODE_BYTES);

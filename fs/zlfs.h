@@ -51,6 +51,7 @@
 #include <sys/stat.h>
 
 #include "zlfs/disp.h"
+#include "zlfs/f2fs_check.h"
 #include "zlfs/f2fs_format.h"
 #include "zlfs/f2fs_layout.h"
 #include "zlfs/zdev.h"
@@ -325,6 +326,12 @@ bool zlfs_cache_over(const struct zlfs_sb *sbi);
 /* ---- data.c: block I/O ---- */
 /* A device error: read-only from now on (the first error is kept). */
 void zlfs_set_fatal(struct zlfs_sb *sbi, int err);
+/*
+ * Something read from the device is inconsistent: print what (the
+ * structure and why, printf-style), turn the volume read-only as a device
+ * error does, and return -EUCLEAN for the operation to fail with.
+ */
+int zlfs_corrupt(struct zlfs_sb *sbi, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int zlfs_read_block(struct zlfs_sb *sbi, uint32_t blkaddr, void *buf);
 /* Metadata in the conventional area: written in place. */
 int zlfs_write_meta_block(struct zlfs_sb *sbi, uint32_t blkaddr, const void *buf);
@@ -495,8 +502,13 @@ int zlfs_node_build_from(struct zlfs_sb *sbi, const struct zf_journal *nat_j);
 void zlfs_node_destroy(struct zlfs_sb *sbi);
 /* Write every dirty NAT block to its other copy (at a checkpoint). */
 int zlfs_nat_flush(struct zlfs_sb *sbi);
-/* Get node nid into the cache (reading it if needed). */
-int zlfs_node_get(struct zlfs_sb *sbi, uint32_t nid, struct znode **out);
+/*
+ * Get node nid into the cache (reading it if needed), checked to be of the
+ * kind asked for and, unless ino is 0, of inode ino (zf_check_node_footer):
+ * anything else is an inconsistency (zlfs_corrupt).
+ */
+int zlfs_node_get(struct zlfs_sb *sbi, uint32_t nid, uint32_t ino, enum zf_node_kind kind,
+		  struct znode **out);
 /* A fresh zeroed node for nid (of inode ino, at offset ofs in its tree). */
 int zlfs_node_new(struct zlfs_sb *sbi, uint32_t nid, uint32_t ino, unsigned int ofs,
 		  struct znode **out);
