@@ -381,8 +381,12 @@ int zlfs_dir_iterate(struct zlfs_sb *sbi, struct zinode *dir, uint64_t pos,
 			}
 			unsigned int nl = zf_le16_to_cpu(v.de[i].name_len);
 			unsigned int slots = nl ? zf_dentry_slots(nl) : 1;
-			if (nl > ZF_NAME_LEN || i + slots > v.nr) {
-				ret = -ZLFS_EFSCORRUPTED;
+			uint32_t eino = zf_le32_to_cpu(v.de[i].ino);
+			if (!nl || nl > ZF_NAME_LEN || i + slots > v.nr || eino < ZF_ROOT_INO ||
+			    eino >= sbi->max_nid) {
+				ret = zlfs_corrupt(sbi, "directory %u: entry %u of block %llu: name length "
+						   "%u, inode %u", dir->ino, i, inl ? 0ull :
+						   (unsigned long long)b, nl, eino);
 				goto out;
 			}
 			memcpy(name, v.name[i], nl);

@@ -52,8 +52,11 @@ static int block_addr(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, ui
 	if (ret)
 		return ret;
 	*addr = zf_le32_to_cpu(zlfs_dnode_addrs(dn, &nr)[ofs]);
-	if (*addr != ZF_NULL_ADDR && *addr != ZF_NEW_ADDR && !zlfs_is_main_blkaddr(sbi, *addr))
-		return -ZLFS_EFSCORRUPTED;
+	/* as the kernel's DATA_GENERIC_ENHANCE: inside the main area and valid in the SIT */
+	if (*addr != ZF_NULL_ADDR && *addr != ZF_NEW_ADDR && !zlfs_block_valid(sbi, *addr))
+		return zlfs_corrupt(sbi, "block %llu of inode %u is at %u, %s", (unsigned long long)index,
+				    zi->ino, *addr, zlfs_is_main_blkaddr(sbi, *addr) ?
+				    "which the SIT says is free" : "outside the main area");
 	return 0;
 }
 
