@@ -39,8 +39,9 @@ static const struct { uint32_t bit; const char *name; } feature_names[] = {
  * devices (F2FS's devs[], made by mkfs.zlfs -c), the others by the paths
  * recorded there, end to end.  The superblock is read directly, before
  * any dispatcher exists; read_super checks it properly afterwards.
+ * (fsck.zlfs opens volumes this way too.)
  */
-static int open_devices(const char *spec, struct zlfs_zdev **out, char *err, size_t errlen)
+int zlfs_open_volume(const char *spec, struct zlfs_zdev **out, char *err, size_t errlen)
 {
 	struct zlfs_zdev *dev;
 	uint8_t *blk = NULL;
@@ -162,68 +163,6 @@ static int read_super(struct zlfs_sb *sbi, char *err, size_t errlen)
 	return 0;
 }
 
-/* The layout as the superblock records it (mkfs.f2fs's choices included). */
-static int layout_from_super(struct zlfs_sb *sbi, char *err, size_t errlen)
-{
-	const struct zf_super *sb = &sbi->sb;
-	const struct zlfs_zdev_geom *g = zlfs_zdev_geom(sbi->dev);
-	struct zf_layout *l = &sbi->lay;
-
-	memset(l, 0, sizeof(*l));
-	l->dev_bytes = g->size;
-	l->sector_size = g->lbs;
-	l->nr_zones = g->nr_zones;
-	l->nr_conv = g->nr_conv;
-	l->zone_blocks = (uint32_t)(g->zone_size / ZF_BLKSIZE);
-	l->zone_cap_blocks = (uint32_t)(g->zone_cap / ZF_BLKSIZE);
-	l->segs_per_sec = zf_le32_to_cpu(sb->segs_per_sec);
-	l->secs_per_zone = zf_le32_to_cpu(sb->secs_per_zone);
-	l->block_count = zf_le64_to_cpu(sb->block_count);
-	l->segment0_blkaddr = zf_le32_to_cpu(sb->segment0_blkaddr);
-	l->sit_blkaddr = zf_le32_to_cpu(sb->sit_blkaddr);
-	l->nat_blkaddr = zf_le32_to_cpu(sb->nat_blkaddr);
-	l->ssa_blkaddr = zf_le32_to_cpu(sb->ssa_blkaddr);
-	l->main_blkaddr = zf_le32_to_cpu(sb->main_blkaddr);
-	l->segment_count = zf_le32_to_cpu(sb->segment_count);
-	l->segment_count_ckpt = zf_le32_to_cpu(sb->segment_count_ckpt);
-	l->segment_count_sit = zf_le32_to_cpu(sb->segment_count_sit);
-	l->segment_count_nat = zf_le32_to_cpu(sb->segment_count_nat);
-	l->segment_count_ssa = zf_le32_to_cpu(sb->segment_count_ssa);
-	l->segment_count_main = zf_le32_to_cpu(sb->segment_count_main);
-	l->section_count = zf_le32_to_cpu(sb->section_count);
-	l->cp_payload = zf_le32_to_cpu(sb->cp_payload);
-	l->sit_blocks = l->segment_count_sit / 2 * ZF_BLKS_PER_SEG;
-	l->max_nid = zf_super_max_nid(sb);
-	/* the areas' order and bounds were checked with the superblock (zf_check_super) */
-	bool blkzoned = zf_le32_to_cpu(sb->feature) & ZF_FEAT_BLKZONED;
-	l->zoned = blkzoned && g->zoned;
-	l->zones_visible = l->zoned && g->kind == ZLFS_DEV_BLOCK;
-	if (blkzoned && g->zoned) {
-		uint64_t sec_bytes = (uint64_t)l->segs_per_sec * ZF_SEG_BYTES;
-		if (sec_bytes != g->zone_size || (uint64_t)l->main_blkaddr * ZF_BLKSIZE % g->zone_size) {
-			snprintf(err, errlen, "sections do not match the device's zones");
-			return -EINVAL;
-		}
-		/*
-		 * mkfs.f2fs -m starts the main area right after the metadata, so
-		 * its first sections may be conventional zones: ordinary log
-		 * sections without a write pointer or a reset (zlfs_sec_is_conv).
-		 */
-		l->main_zone = (uint32_t)((uint64_t)l->main_blkaddr * ZF_BLKSIZE / g->zone_size);
-		l->usable_segs_per_sec = (l->zone_cap_blocks + ZF_BLKS_PER_SEG - 1) / ZF_BLKS_PER_SEG;
-		l->usable_blks_last_seg = l->zone_cap_blocks - (l->usable_segs_per_sec - 1) * ZF_BLKS_PER_SEG;
-	} else if (g->zoned && (uint64_t)l->main_blkaddr * ZF_BLKSIZE >=
-			       (uint64_t)g->nr_conv * g->zone_size) {
-		snprintf(err, errlen, "an F2FS volume without the blkzoned feature on a zoned device");
-		return -EINVAL;
-	} else {
-		l->usable_segs_per_sec = l->segs_per_sec;
-		l->usable_blks_last_seg = ZF_BLKS_PER_SEG;
-	}
-	l->usable_main_segs = l->section_count * l->usable_segs_per_sec;
-	return 0;
-}
-
 static void sb_free(struct zlfs_sb *sbi)
 {
 	zlfs_inode_release_all(sbi);
@@ -319,7 +258,7 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 	else
 		zlfs_gc_opts_default(&sbi->gco);
 	sbi->last_op_ms = zlfs_now_ms();
-	if ((ret = open_devices(spec, &sbi->dev, err, errlen))) {
+	if ((ret = zlfs_open_volume(spec, &sbi->dev, err, errlen))) {
 		sbi->dev = NULL;
 		goto fail;
 	}
@@ -336,7 +275,8 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 		ret = -EINVAL;
 		goto fail;
 	}
-	if ((ret = read_super(sbi, err, errlen)) || (ret = layout_from_super(sbi, err, errlen)))
+	if ((ret = read_super(sbi, err, errlen)) || (ret = zf_layout_from_super(&sbi->lay, &sbi->sb, zlfs_zdev_geom(sbi->dev),
+						      err, errlen)))
 		goto fail;
 	sbi->ino_hash_size = 4096;
 	sbi->ino_hash = calloc(sbi->ino_hash_size, sizeof(*sbi->ino_hash));

@@ -310,6 +310,11 @@ void zlfs_cache_lock(struct zlfs_sb *sbi);
 void zlfs_cache_unlock(struct zlfs_sb *sbi);
 
 /* ---- super.c ---- */
+/*
+ * Open the volume's devices: spec, and the others its superblock lists
+ * (F2FS's devs[]), end to end as one device.  err gets the reason.
+ */
+int zlfs_open_volume(const char *spec, struct zlfs_zdev **out, char *err, size_t errlen);
 int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out, char *err,
 	       size_t errlen);
 int zlfs_unmount(struct zlfs_sb *sbi);

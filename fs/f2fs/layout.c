@@ -45,6 +45,9 @@
  * The same device with no sequential zones puts main at 32768 (zone 2),
  * exactly where mkfs.f2fs -s 32 puts it.
  *
+ * zf_layout_from_super reads the layout back from a superblock (the mount and
+ * fsck.zlfs), whoever made it.
+ *
  * Reservation follows f2fs-tools 1.16's get_reserved()/get_best_overprovision()
  * (Debian 12's 1.15 reserves about twice as much and leaves far less space).
  */
@@ -53,6 +56,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "zlfs/f2fs_check.h"
 #include "zlfs/f2fs_layout.h"
 
 #define MIB (1024ull * 1024)
@@ -273,4 +277,62 @@ void zf_layout_cursegs(const struct zf_layout *l, uint32_t segno[ZF_NR_LOGS])
 
 	for (uint32_t i = 0; i < ZF_NR_LOGS; i++)
 		segno[order[i]] = i * l->segs_per_sec;
+}
+
+int zf_layout_from_super(struct zf_layout *l, const struct zf_super *sb,
+			 const struct zlfs_zdev_geom *g, char *err, size_t errlen)
+{
+	memset(l, 0, sizeof(*l));
+	l->dev_bytes = g->size;
+	l->sector_size = g->lbs;
+	l->nr_zones = g->nr_zones;
+	l->nr_conv = g->nr_conv;
+	l->zone_blocks = (uint32_t)(g->zone_size / ZF_BLKSIZE);
+	l->zone_cap_blocks = (uint32_t)(g->zone_cap / ZF_BLKSIZE);
+	l->segs_per_sec = zf_le32_to_cpu(sb->segs_per_sec);
+	l->secs_per_zone = zf_le32_to_cpu(sb->secs_per_zone);
+	l->block_count = zf_le64_to_cpu(sb->block_count);
+	l->segment0_blkaddr = zf_le32_to_cpu(sb->segment0_blkaddr);
+	l->sit_blkaddr = zf_le32_to_cpu(sb->sit_blkaddr);
+	l->nat_blkaddr = zf_le32_to_cpu(sb->nat_blkaddr);
+	l->ssa_blkaddr = zf_le32_to_cpu(sb->ssa_blkaddr);
+	l->main_blkaddr = zf_le32_to_cpu(sb->main_blkaddr);
+	l->segment_count = zf_le32_to_cpu(sb->segment_count);
+	l->segment_count_ckpt = zf_le32_to_cpu(sb->segment_count_ckpt);
+	l->segment_count_sit = zf_le32_to_cpu(sb->segment_count_sit);
+	l->segment_count_nat = zf_le32_to_cpu(sb->segment_count_nat);
+	l->segment_count_ssa = zf_le32_to_cpu(sb->segment_count_ssa);
+	l->segment_count_main = zf_le32_to_cpu(sb->segment_count_main);
+	l->section_count = zf_le32_to_cpu(sb->section_count);
+	l->cp_payload = zf_le32_to_cpu(sb->cp_payload);
+	l->sit_blocks = l->segment_count_sit / 2 * ZF_BLKS_PER_SEG;
+	l->max_nid = zf_super_max_nid(sb);
+	/* the areas' order and bounds were checked with the superblock (zf_check_super) */
+	bool blkzoned = zf_le32_to_cpu(sb->feature) & ZF_FEAT_BLKZONED;
+	l->zoned = blkzoned && g->zoned;
+	l->zones_visible = l->zoned && g->kind == ZLFS_DEV_BLOCK;
+	if (blkzoned && g->zoned) {
+		uint64_t sec_bytes = (uint64_t)l->segs_per_sec * ZF_SEG_BYTES;
+		if (sec_bytes != g->zone_size || (uint64_t)l->main_blkaddr * ZF_BLKSIZE % g->zone_size) {
+			snprintf(err, errlen, "sections do not match the device's zones");
+			return -EINVAL;
+		}
+		/*
+		 * mkfs.f2fs -m starts the main area right after the metadata, so
+		 * its first sections may be conventional zones: ordinary log
+		 * sections without a write pointer or a reset (zlfs_sec_is_conv).
+		 */
+		l->main_zone = (uint32_t)((uint64_t)l->main_blkaddr * ZF_BLKSIZE / g->zone_size);
+		l->usable_segs_per_sec = (l->zone_cap_blocks + ZF_BLKS_PER_SEG - 1) / ZF_BLKS_PER_SEG;
+		l->usable_blks_last_seg = l->zone_cap_blocks - (l->usable_segs_per_sec - 1) * ZF_BLKS_PER_SEG;
+	} else if (g->zoned && (uint64_t)l->main_blkaddr * ZF_BLKSIZE >=
+			       (uint64_t)g->nr_conv * g->zone_size) {
+		snprintf(err, errlen, "an F2FS volume without the blkzoned feature on a zoned device");
+		return -EINVAL;
+	} else {
+		l->usable_segs_per_sec = l->segs_per_sec;
+		l->usable_blks_last_seg = ZF_BLKS_PER_SEG;
+	}
+	l->usable_main_segs = l->section_count * l->usable_segs_per_sec;
+	return 0;
 }

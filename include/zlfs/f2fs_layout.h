@@ -111,6 +111,14 @@ void zf_layout_cursegs(const struct zf_layout *l, uint32_t segno[ZF_NR_LOGS]);
 /* Blocks writable in main-area segment `segno` (0 past the zone capacity). */
 uint32_t zf_layout_usable_blocks(const struct zf_layout *l, uint32_t segno);
 
+/*
+ * The layout a superblock records (mkfs.f2fs's choices included) on device
+ * geometry g; sb must have passed zf_check_super.  -EINVAL with err set
+ * when its sections do not match the device's zones.
+ */
+int zf_layout_from_super(struct zf_layout *l, const struct zf_super *sb,
+			 const struct zlfs_zdev_geom *g, char *err, size_t errlen);
+
 /* Address of the SIT block holding segment `segno`, in copy `copy` (0 or 1). */
 static inline uint32_t zf_sit_blkaddr(const struct zf_layout *l, uint32_t segno, int copy)
 {
