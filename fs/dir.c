@@ -305,6 +305,42 @@ out:
 	return ret;
 }
 
+int zlfs_dir_drop_slot(struct zlfs_sb *sbi, struct zinode *dir, uint64_t block, unsigned int slot)
+{
+	struct zf_inode *ri = zi_raw(dir);
+	struct zf_dentry_block *blk = NULL;
+	struct dview v;
+	int ret = 0;
+
+	if (block == UINT64_MAX) {
+		if (!has_inline_dentry(ri))
+			return -EINVAL;
+		view_inline(&v, ri);
+	} else {
+		if (has_inline_dentry(ri) || !(blk = malloc(ZF_BLKSIZE)))
+			return blk ? -EINVAL : -ENOMEM;
+		if ((ret = zlfs_read_file_block(sbi, dir, block, blk)))
+			goto out;
+		view_block(&v, blk);
+	}
+	if (slot >= v.nr) {
+		ret = -EINVAL;
+		goto out;
+	}
+	/* the entry's own slot count, unless its length is what is wrong */
+	unsigned int nl = zf_le16_to_cpu(v.de[slot].name_len), n = 1;
+	if (nl && nl <= ZF_NAME_LEN && slot + zf_dentry_slots(nl) <= v.nr)
+		n = zf_dentry_slots(nl);
+	for (unsigned int k = 0; k < n; k++)
+		zf_le_bit_clear(v.bitmap, slot + k);
+	if (blk)
+		ret = zlfs_write_file_block(sbi, dir, block, blk, ZF_LOG_HOT_DATA);
+	zlfs_node_dirty(sbi, dir->node);
+out:
+	free(blk);
+	return ret;
+}
+
 int zlfs_dir_set(struct zlfs_sb *sbi, struct zinode *dir, const char *name, size_t len,
 		 uint32_t ino, uint8_t ftype)
 {

@@ -1,0 +1,179 @@
+/*
+ * fsck.h - fsck.zlfs: the state of one check of a volume, and the calls
+ * between its files.
+ *
+ *   main.c    options, modes and exit codes (fsck(8)), the mounted-device
+ *             refusal, the progress bar, the order of the passes
+ *   load.c    superblocks, checkpoint packs, NAT, SIT and SSA read and
+ *             checked (zf_check_super / zf_check_cp); the roll-forward chain
+ *   walk.c    the tree from the root: nodes, data blocks, xattrs, dentries,
+ *             link counts, i_blocks; what every block belongs to
+ *   verify.c  the global checks: SIT against what the walk reached,
+ *             unreachable nodes, counts against the checkpoint, orphans,
+ *             zones' write pointers
+ *   repair.c  what -p / -y write: SIT, NAT, SSA and checkpoint in place;
+ *             then, through the filesystem itself, link counts, sizes,
+ *             bad entries and lost+found
+ *
+ * Invariant: nothing read from the device is used before it is bounded;
+ * a problem is reported with fsck_problem(), counted, never fatal to the
+ * check (only a volume without a valid superblock or checkpoint stops it).
+ * Single-threaded: no locks.
+ */
+#ifndef ZLFS_FSCK_H
+#define ZLFS_FSCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "zlfs/f2fs_check.h"
+#include "zlfs/f2fs_format.h"
+#include "zlfs/f2fs_layout.h"
+#include "zlfs/zdev.h"
+
+/* fsck(8) exit codes */
+#define FSCK_OK          0
+#define FSCK_CORRECTED   1
+#define FSCK_UNCORRECTED 4
+#define FSCK_OPERROR     8
+#define FSCK_USAGE       16
+
+enum fsck_mode {
+	FSCK_MODE_CHECK,   /* -n: report, write nothing */
+	FSCK_MODE_PREEN,   /* -p / -a: repair what is safe without asking */
+	FSCK_MODE_YES,     /* -y: repair everything */
+};
+
+/* What a problem needs to be repaired. */
+enum fsck_fix {
+	FIX_NONE = 0,      /* informational */
+	FIX_META,          /* SIT, NAT, SSA, counts: rewritten in place (repair.c) */
+	FIX_TREE,          /* an inode's fields or a dentry: through the filesystem */
+	FIX_MANUAL,        /* nothing fsck can do safely */
+};
+
+/* One inode the walk met. */
+struct fino {
+	uint32_t links;        /* dentries naming it (directories: the subdirectories) */
+	uint32_t disk_links;   /* i_links */
+	uint32_t parent;       /* directory that named it first (directories' ".." check) */
+	uint8_t  state;        /* FINO_* */
+	bool dir;
+};
+enum { FINO_NONE = 0, FINO_QUEUED, FINO_DONE, FINO_BAD };
+
+/* A repair to make through the filesystem (repair.c), found by walk.c. */
+enum {
+	TF_LINKS,              /* i_links := value */
+	TF_BLOCKS,             /* i_blocks := value */
+	TF_DENTRY,             /* remove the entry at value in directory dir */
+	TF_LOSTFOUND,          /* link the unreachable inode into /lost+found */
+	TF_SLOT,               /* clear the block pointer at slot value of node ino */
+	TF_XATTR,              /* drop the damaged xattrs */
+};
+struct ftreefix {
+	uint32_t ino;
+	int what;              /* TF_* */
+	uint64_t value;        /* the right value; dentries: block << 16 | slot */
+	uint32_t dir;          /* dentries: the directory */
+};
+
+/* An SSA entry to correct (repair.c), found by walk.c. */
+struct fssafix {
+	uint32_t addr;
+	uint8_t type;          /* ZF_SUM_TYPE_* */
+	struct zf_summary s;
+};
+
+struct fsck {
+	const char *spec;
+	enum fsck_mode mode;
+	bool force, verbose, progress;
+
+	struct zlfs_zdev *dev;
+	struct zf_super sb;             /* the copy in use */
+	bool sb_bad[2];                 /* copy i failed its checks */
+	struct zf_layout lay;
+	uint32_t nr_segs;               /* main segments */
+
+	/* the checkpoint in use */
+	int cp_pack;
+	bool cp_other_ok;               /* the other pack holds a valid checkpoint too */
+	uint8_t *cp;                    /* head + payload blocks */
+	uint64_t cp_ver;
+	uint32_t cp_flags;
+	uint8_t *sit_bitmap, *nat_bitmap;
+	struct zf_summary_block sums[ZF_NR_LOGS];   /* current segments' summaries */
+	uint32_t cur_seg[ZF_NR_LOGS], cur_off[ZF_NR_LOGS];
+	uint32_t *orphans;
+	uint32_t nr_orphans;
+
+	/* NAT, after its journal */
+	uint32_t max_nid;
+	uint32_t *nat_addr, *nat_ino;
+	uint8_t *nat_ver;
+	uint8_t *nat_from_journal;      /* bit per nid */
+	/* SIT, after its journal */
+	struct zf_sit_entry *sit;       /* per main segment */
+	uint8_t *sit_from_journal;      /* byte per segment */
+	struct zf_summary_block *ssa;   /* per main segment (current ones from the CP) */
+
+	/* what the walk found */
+	uint8_t *reach;                 /* bit per main block: some file owns it */
+	uint8_t *node_seen;             /* bit per nid */
+	struct fino *ino;               /* per nid (inodes only) */
+	uint64_t walk_blocks, walk_nodes, walk_inodes, walk_files, walk_dirs;
+	uint32_t *queue;                /* directories to walk */
+	uint32_t qlen, qcap;
+	struct ftreefix *tfix;
+	uint32_t ntfix, tfix_cap;
+	struct fssafix *ssafix;
+	uint32_t nssafix, ssafix_cap;
+	uint64_t owned;                 /* main blocks the walk owns (verify.c) */
+	uint32_t free_segs;             /* as fsck.f2fs counts them (verify.c) */
+
+	/* roll-forward chain after the checkpoint */
+	uint32_t chain_nodes;
+
+	/* the verdict */
+	uint64_t problems;              /* inconsistencies found */
+	uint64_t need_meta, need_tree, need_manual;
+	uint64_t fixed;
+	bool clean_unmount;
+};
+
+/* Report one inconsistency (printf-style); counted by the fix it needs. */
+void fsck_problem(struct fsck *f, enum fsck_fix fix, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* -v output. */
+void fsck_info(struct fsck *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The progress bar (stderr, a terminal only): done of total in the pass `what`. */
+void fsck_progress(struct fsck *f, const char *what, uint64_t done, uint64_t total);
+
+/* load.c: 0, or a negative errno when there is nothing to check (no superblock or checkpoint). */
+int fsck_load(struct fsck *f);
+void fsck_unload(struct fsck *f);
+int fsck_read_block(struct fsck *f, uint64_t blkaddr, void *buf);
+bool fsck_is_main(const struct fsck *f, uint64_t blkaddr);
+/* Is blkaddr valid in the SIT as loaded? */
+bool fsck_sit_valid(const struct fsck *f, uint32_t blkaddr);
+/* The SSA entry of blkaddr (in the main area). */
+const struct zf_summary *fsck_ssa(const struct fsck *f, uint32_t blkaddr, uint8_t *type);
+
+/* walk.c */
+int fsck_walk(struct fsck *f);
+void fsck_tree_fix(struct fsck *f, uint32_t ino, int what, uint64_t value, uint32_t dir);
+void fsck_ssa_fix(struct fsck *f, uint32_t addr, uint8_t type, uint32_t nid, uint16_t ofs,
+		  uint8_t version);
+/* Walk inode ino (met through a dentry of parent, or 0 when unreachable). */
+int fsck_walk_inode(struct fsck *f, uint32_t ino, uint32_t parent, bool *ok);
+/* The directories fsck_walk_inode queued, and the ones they queue, walked. */
+int fsck_walk_queue(struct fsck *f);
+
+/* verify.c */
+int fsck_verify(struct fsck *f);
+
+/* repair.c: 0, or a negative errno (nothing more could be repaired). */
+int fsck_repair(struct fsck *f);
+
+#endif

@@ -1,0 +1,430 @@
+/*
+ * load.c - fsck.zlfs: read and check the metadata areas: both superblock
+ * copies, both checkpoint packs, the NAT and SIT with the checkpoint's
+ * journals over them, the SSA (the current segments' summaries from the
+ * checkpoint, as the kernel keeps them there), the orphan list, and the
+ * roll-forward chain fsync left after the checkpoint.
+ *
+ * The first superblock copy that passes zf_check_super is used; of the
+ * two packs, the newest intact one, unless it fails zf_check_cp and the
+ * older passes (reported: repair then writes from the older).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsck.h"
+
+static uint8_t *bounce;   /* device reads go through one aligned block */
+
+int fsck_read_block(struct fsck *f, uint64_t blkaddr, void *buf)
+{
+	if (f->lay.block_count && blkaddr >= f->lay.block_count)
+		return -ERANGE;
+	if (!bounce && !(bounce = aligned_alloc(ZF_BLKSIZE, ZF_BLKSIZE)))
+		return -ENOMEM;
+	int ret = zlfs_zdev_read(f->dev, bounce, ZF_BLKSIZE, blkaddr * ZF_BLKSIZE);
+	if (!ret)
+		memcpy(buf, bounce, ZF_BLKSIZE);
+	return ret;
+}
+
+bool fsck_is_main(const struct fsck *f, uint64_t blkaddr)
+{
+	return blkaddr >= f->lay.main_blkaddr &&
+	       blkaddr < f->lay.main_blkaddr + (uint64_t)f->nr_segs * ZF_BLKS_PER_SEG;
+}
+
+bool fsck_sit_valid(const struct fsck *f, uint32_t blkaddr)
+{
+	if (!fsck_is_main(f, blkaddr))
+		return false;
+	uint32_t rel = blkaddr - f->lay.main_blkaddr;
+	return zf_msb_test(f->sit[rel / ZF_BLKS_PER_SEG].valid_map, rel % ZF_BLKS_PER_SEG);
+}
+
+const struct zf_summary *fsck_ssa(const struct fsck *f, uint32_t blkaddr, uint8_t *type)
+{
+	uint32_t rel = blkaddr - f->lay.main_blkaddr;
+	const struct zf_summary_block *s = &f->ssa[rel / ZF_BLKS_PER_SEG];
+	*type = s->footer.entry_type;
+	return &s->entries[rel % ZF_BLKS_PER_SEG];
+}
+
+static int load_super(struct fsck *f)
+{
+	uint8_t blk[ZF_BLKSIZE];
+	uint64_t dev_blocks = zlfs_zdev_geom(f->dev)->size / ZF_BLKSIZE;
+	char why[200];
+	int used = -1;
+
+	for (int b = 0; b < 2; b++) {
+		const struct zf_super *sb = (const struct zf_super *)(blk + ZF_SUPER_OFFSET);
+		int ret = zlfs_zdev_read(f->dev, blk, ZF_BLKSIZE, (uint64_t)b * ZF_BLKSIZE);
+		if (ret)
+			snprintf(why, sizeof(why), "cannot read it: %s", zlfs_zdev_strerror(ret));
+		if (ret || zf_check_super(sb, dev_blocks, why, sizeof(why))) {
+			f->sb_bad[b] = true;
+			fsck_problem(f, FIX_META, "superblock copy %d: %s", b + 1, why);
+			continue;
+		}
+		if (used < 0) {
+			memcpy(&f->sb, sb, sizeof(*sb));
+			used = b;
+		} else if (memcmp(&f->sb, sb, offsetof(struct zf_super, crc))) {
+			fsck_info(f, "the superblock copies differ (copy 1 is used)");
+		}
+	}
+	if (used < 0) {
+		fprintf(stderr, "fsck.zlfs: %s: no valid superblock\n", f->spec);
+		return -EUCLEAN;
+	}
+	uint32_t feat = zf_le32_to_cpu(f->sb.feature);
+	if (feat & ~ZF_FEATURES_KNOWN) {
+		fprintf(stderr, "fsck.zlfs: %s: F2FS features 0x%x, which zlfs does not support\n",
+			f->spec, feat & ~ZF_FEATURES_KNOWN);
+		return -EOPNOTSUPP;
+	}
+	char err[200];
+	if (zf_layout_from_super(&f->lay, &f->sb, zlfs_zdev_geom(f->dev), err, sizeof(err))) {
+		fprintf(stderr, "fsck.zlfs: %s: %s\n", f->spec, err);
+		return -EINVAL;
+	}
+	f->nr_segs = f->lay.segment_count_main;
+	f->max_nid = f->lay.max_nid;
+	return 0;
+}
+
+/* Pack `pack`'s head into head (1 + payload blocks); its version, or 0 if torn. */
+static uint64_t read_pack(struct fsck *f, int pack, uint8_t *head, char *why, size_t len)
+{
+	uint32_t at = f->lay.segment0_blkaddr + (uint32_t)pack * ZF_BLKS_PER_SEG;
+	uint8_t tail[ZF_BLKSIZE];
+	const struct zf_checkpoint *h = (const struct zf_checkpoint *)head;
+
+	snprintf(why, len, "unreadable");
+	if (fsck_read_block(f, at, head))
+		return 0;
+	if (!zf_cp_crc_ok(head)) {
+		snprintf(why, len, "bad checksum");
+		return 0;
+	}
+	uint32_t total = zf_le32_to_cpu(h->cp_pack_total_block_count);
+	if (total <= 2 || total > ZF_BLKS_PER_SEG || fsck_read_block(f, at + total - 1, tail) ||
+	    !zf_cp_crc_ok(tail) || ((struct zf_checkpoint *)tail)->checkpoint_ver != h->checkpoint_ver) {
+		snprintf(why, len, "head and tail differ (torn)");
+		return 0;
+	}
+	for (uint32_t i = 0; i < f->lay.cp_payload; i++)
+		if (fsck_read_block(f, at + 1 + i, head + (size_t)(i + 1) * ZF_BLKSIZE))
+			return 0;
+	if (zf_check_cp(&f->sb, head, why, len))
+		return 0;
+	return zf_le64_to_cpu(h->checkpoint_ver);
+}
+
+/* Compact summaries: NAT journal, SIT journal, then the data logs' entries. */
+static int read_compact(struct fsck *f, uint32_t addr, struct zf_journal *nat_j,
+			struct zf_journal *sit_j)
+{
+	uint8_t blk[ZF_BLKSIZE];
+	size_t off = 2 * ZF_SUM_JOURNAL_SIZE;
+	int ret;
+
+	if ((ret = fsck_read_block(f, addr++, blk)))
+		return ret;
+	memcpy(nat_j, blk, ZF_SUM_JOURNAL_SIZE);
+	memcpy(sit_j, blk + ZF_SUM_JOURNAL_SIZE, ZF_SUM_JOURNAL_SIZE);
+	for (int log = ZF_LOG_HOT_DATA; log <= ZF_LOG_COLD_DATA; log++) {
+		for (uint32_t j = 0; j < f->cur_off[log]; j++) {
+			if (off + ZF_SUMMARY_SIZE > ZF_BLKSIZE - ZF_SUM_FOOTER_SIZE) {
+				if ((ret = fsck_read_block(f, addr++, blk)))
+					return ret;
+				off = 0;
+			}
+			memcpy(&f->sums[log].entries[j], blk + off, ZF_SUMMARY_SIZE);
+			off += ZF_SUMMARY_SIZE;
+		}
+	}
+	return 0;
+}
+
+static int load_cp(struct fsck *f, struct zf_journal *nat_j, struct zf_journal *sit_j)
+{
+	size_t bytes = (size_t)(1 + f->lay.cp_payload) * ZF_BLKSIZE;
+	uint8_t *p[2] = { calloc(1, bytes), calloc(1, bytes) };
+	uint64_t v[2];
+	char why[2][200];
+
+	if (!p[0] || !p[1]) {
+		free(p[0]);
+		free(p[1]);
+		return -ENOMEM;
+	}
+	for (int k = 0; k < 2; k++)
+		v[k] = read_pack(f, k, p[k], why[k], sizeof(why[k]));
+	if (!v[0] && !v[1]) {
+		fprintf(stderr, "fsck.zlfs: %s: no valid checkpoint (pack 1: %s; pack 2: %s)\n",
+			f->spec, why[0], why[1]);
+		free(p[0]);
+		free(p[1]);
+		return -EUCLEAN;
+	}
+	f->cp_pack = v[0] >= v[1] ? 0 : 1;
+	f->cp_other_ok = v[!f->cp_pack] != 0;
+	/* a pack that is intact but insane, and newer, is a problem of its own */
+	if (!v[!f->cp_pack] && strncmp(why[!f->cp_pack], "bad checksum", 12) &&
+	    strncmp(why[!f->cp_pack], "head and tail", 13))
+		fsck_problem(f, FIX_META, "checkpoint pack %d refused: %s", !f->cp_pack + 1,
+			     why[!f->cp_pack]);
+	f->cp = p[f->cp_pack];
+	free(p[!f->cp_pack]);
+	f->cp_ver = v[f->cp_pack];
+
+	const struct zf_checkpoint *cp = (const struct zf_checkpoint *)f->cp;
+	f->cp_flags = zf_le32_to_cpu(cp->ckpt_flags);
+	f->clean_unmount = f->cp_flags & ZF_CP_UMOUNT_FLAG;
+	uint32_t sit_bytes = zf_le32_to_cpu(cp->sit_ver_bitmap_bytesize);
+	f->nat_bitmap = f->lay.cp_payload ? (uint8_t *)cp->sit_nat_version_bitmap
+					  : (uint8_t *)cp->sit_nat_version_bitmap + sit_bytes;
+	f->sit_bitmap = f->lay.cp_payload ? f->cp + ZF_BLKSIZE : (uint8_t *)cp->sit_nat_version_bitmap;
+	for (int i = 0; i < ZF_NR_LOGS; i++) {
+		bool node = zf_log_is_node((unsigned int)i);
+		int k = node ? i - ZF_LOG_HOT_NODE : i;
+		f->cur_seg[i] = zf_le32_to_cpu(node ? cp->cur_node_segno[k] : cp->cur_data_segno[k]);
+		f->cur_off[i] = zf_le16_to_cpu(node ? cp->cur_node_blkoff[k] : cp->cur_data_blkoff[k]);
+		f->sums[i].footer.entry_type = node ? ZF_SUM_TYPE_NODE : ZF_SUM_TYPE_DATA;
+	}
+
+	uint32_t start = f->lay.segment0_blkaddr + (uint32_t)f->cp_pack * ZF_BLKS_PER_SEG;
+	uint32_t sum_at = start + zf_le32_to_cpu(cp->cp_pack_start_sum);
+	uint8_t blk[ZF_BLKSIZE];
+	int ret;
+	if (f->cp_flags & ZF_CP_COMPACT_SUM_FLAG) {
+		if ((ret = read_compact(f, sum_at, nat_j, sit_j)))
+			return ret;
+	} else {
+		for (int i = ZF_LOG_HOT_DATA; i <= ZF_LOG_COLD_DATA; i++) {
+			if ((ret = fsck_read_block(f, sum_at + (uint32_t)i, blk)))
+				return ret;
+			const struct zf_summary_block *s = (const struct zf_summary_block *)blk;
+			memcpy(f->sums[i].entries, s->entries, sizeof(s->entries));
+			if (i == ZF_LOG_HOT_DATA)
+				memcpy(nat_j, &s->journal, sizeof(*nat_j));
+			else if (i == ZF_LOG_COLD_DATA)
+				memcpy(sit_j, &s->journal, sizeof(*sit_j));
+		}
+	}
+	if (f->clean_unmount) {
+		uint32_t total = zf_le32_to_cpu(cp->cp_pack_total_block_count);
+		for (int i = ZF_LOG_HOT_NODE; i < ZF_NR_LOGS; i++) {
+			if ((ret = fsck_read_block(f, start + total - 4 + (uint32_t)(i - ZF_LOG_HOT_NODE),
+						   blk)))
+				return ret;
+			memcpy(f->sums[i].entries, ((struct zf_summary_block *)blk)->entries,
+			       sizeof(f->sums[i].entries));
+		}
+	}
+
+	/* orphans: blocks 1 + payload .. start_sum - 1 of the pack */
+	if (f->cp_flags & ZF_CP_ORPHAN_PRESENT_FLAG) {
+		uint32_t first = 1 + f->lay.cp_payload;
+		uint32_t nblk = zf_le32_to_cpu(cp->cp_pack_start_sum) - first;
+		f->orphans = calloc((size_t)nblk * ZF_ORPHANS_PER_BLOCK + 1, sizeof(uint32_t));
+		if (!f->orphans)
+			return -ENOMEM;
+		for (uint32_t b = 0; b < nblk; b++) {
+			const struct zf_orphan_block *ob = (const struct zf_orphan_block *)blk;
+			if ((ret = fsck_read_block(f, start + first + b, blk)))
+				return ret;
+			uint32_t cnt = zf_le32_to_cpu(ob->entry_count);
+			if (cnt > ZF_ORPHANS_PER_BLOCK) {
+				fsck_problem(f, FIX_META, "orphan block %u: %u entries", b, cnt);
+				cnt = 0;
+			}
+			for (uint32_t i = 0; i < cnt; i++)
+				f->orphans[f->nr_orphans++] = zf_le32_to_cpu(ob->ino[i]);
+		}
+	}
+	return 0;
+}
+
+static int load_nat(struct fsck *f, const struct zf_journal *nat_j)
+{
+	uint8_t blk[ZF_BLKSIZE];
+	uint32_t nblocks = f->max_nid / ZF_NAT_ENTRY_PER_BLOCK;
+	int ret;
+
+	f->nat_addr = calloc(f->max_nid, sizeof(uint32_t));
+	f->nat_ino = calloc(f->max_nid, sizeof(uint32_t));
+	f->nat_ver = calloc(f->max_nid, 1);
+	f->nat_from_journal = calloc(f->max_nid / 8 + 1, 1);
+	if (!f->nat_addr || !f->nat_ino || !f->nat_ver || !f->nat_from_journal)
+		return -ENOMEM;
+	for (uint32_t b = 0; b < nblocks; b++) {
+		int copy = zf_msb_test(f->nat_bitmap, b);
+		if ((ret = fsck_read_block(f, zf_nat_blkaddr(&f->lay, b * ZF_NAT_ENTRY_PER_BLOCK, copy),
+					   blk)))
+			return ret;
+		const struct zf_nat_block *nb = (const struct zf_nat_block *)blk;
+		for (uint32_t k = 0; k < ZF_NAT_ENTRY_PER_BLOCK; k++) {
+			uint32_t nid = b * ZF_NAT_ENTRY_PER_BLOCK + k;
+			f->nat_addr[nid] = zf_le32_to_cpu(nb->entries[k].block_addr);
+			f->nat_ino[nid] = zf_le32_to_cpu(nb->entries[k].ino);
+			f->nat_ver[nid] = nb->entries[k].version;
+		}
+		fsck_progress(f, "NAT", b + 1, nblocks);
+	}
+	unsigned int n = zf_le16_to_cpu(nat_j->n_nats);
+	if (n > ZF_NAT_JOURNAL_ENTRIES) {
+		fsck_problem(f, FIX_META, "NAT journal: %u entries (at most %u)", n,
+			     ZF_NAT_JOURNAL_ENTRIES);
+		n = 0;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		uint32_t nid = zf_le32_to_cpu(nat_j->nat_j.entries[i].nid);
+		if (nid >= f->max_nid) {
+			fsck_problem(f, FIX_META, "NAT journal entry %u: nid %u past the NAT", i, nid);
+			continue;
+		}
+		f->nat_addr[nid] = zf_le32_to_cpu(nat_j->nat_j.entries[i].ne.block_addr);
+		f->nat_ino[nid] = zf_le32_to_cpu(nat_j->nat_j.entries[i].ne.ino);
+		f->nat_ver[nid] = nat_j->nat_j.entries[i].ne.version;
+		f->nat_from_journal[nid / 8] |= (uint8_t)(1u << (nid % 8));
+	}
+	/* reserved nids: the node and meta inodes hold the marker address 1, if anything */
+	for (uint32_t nid = 0; nid < ZF_ROOT_INO && nid < f->max_nid; nid++)
+		if (f->nat_addr[nid] > 1 || (!nid && f->nat_addr[nid]))
+			fsck_problem(f, FIX_META, "NAT: reserved nid %u has block %u", nid,
+				     f->nat_addr[nid]);
+	return 0;
+}
+
+static int load_sit(struct fsck *f, const struct zf_journal *sit_j)
+{
+	uint8_t blk[ZF_BLKSIZE];
+	int ret;
+
+	f->sit = calloc(f->nr_segs, sizeof(*f->sit));
+	f->sit_from_journal = calloc(f->nr_segs, 1);
+	if (!f->sit || !f->sit_from_journal)
+		return -ENOMEM;
+	uint32_t nblocks = (f->nr_segs + ZF_SIT_ENTRY_PER_BLOCK - 1) / ZF_SIT_ENTRY_PER_BLOCK;
+	for (uint32_t b = 0; b < nblocks; b++) {
+		int copy = zf_msb_test(f->sit_bitmap, b);
+		if ((ret = fsck_read_block(f, zf_sit_blkaddr(&f->lay, b * ZF_SIT_ENTRY_PER_BLOCK, copy),
+					   blk)))
+			return ret;
+		const struct zf_sit_block *sb = (const struct zf_sit_block *)blk;
+		for (uint32_t k = 0; k < ZF_SIT_ENTRY_PER_BLOCK; k++)
+			if (b * ZF_SIT_ENTRY_PER_BLOCK + k < f->nr_segs)
+				f->sit[b * ZF_SIT_ENTRY_PER_BLOCK + k] = sb->entries[k];
+	}
+	unsigned int n = zf_le16_to_cpu(sit_j->n_sits);
+	if (n > ZF_SIT_JOURNAL_ENTRIES) {
+		fsck_problem(f, FIX_META, "SIT journal: %u entries (at most %u)", n,
+			     ZF_SIT_JOURNAL_ENTRIES);
+		n = 0;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		uint32_t segno = zf_le32_to_cpu(sit_j->sit_j.entries[i].segno);
+		if (segno >= f->nr_segs) {
+			fsck_problem(f, FIX_META, "SIT journal entry %u: segment %u past the main area",
+				     i, segno);
+			continue;
+		}
+		f->sit[segno] = sit_j->sit_j.entries[i].se;
+		f->sit_from_journal[segno] = 1;
+	}
+	return 0;
+}
+
+/* SSA blocks; the current segments' summaries are the checkpoint's. */
+static int load_ssa(struct fsck *f)
+{
+	int ret;
+
+	f->ssa = calloc(f->nr_segs, sizeof(*f->ssa));
+	if (!f->ssa)
+		return -ENOMEM;
+	for (uint32_t s = 0; s < f->nr_segs; s++) {
+		if ((ret = fsck_read_block(f, zf_ssa_blkaddr(&f->lay, s), &f->ssa[s])))
+			return ret;
+		fsck_progress(f, "SSA", s + 1, f->nr_segs);
+	}
+	for (int i = 0; i < ZF_NR_LOGS; i++) {
+		bool node = zf_log_is_node((unsigned int)i);
+		if (node && !f->clean_unmount)
+			continue;   /* not in the pack: the SSA block is the summary */
+		memcpy(f->ssa[f->cur_seg[i]].entries, f->sums[i].entries, sizeof(f->sums[i].entries));
+		f->ssa[f->cur_seg[i]].footer.entry_type = node ? ZF_SUM_TYPE_NODE : ZF_SUM_TYPE_DATA;
+	}
+	return 0;
+}
+
+/*
+ * The roll-forward chain: nodes fsync wrote after the checkpoint, from the
+ * warm node log's position on, each footer carrying this checkpoint's
+ * version and the next address.  Recorded so they are not taken for
+ * garbage; the next mount replays them.
+ */
+static void find_chain(struct fsck *f)
+{
+	const struct zf_checkpoint *cp = (const struct zf_checkpoint *)f->cp;
+	uint64_t want = f->cp_ver;
+	uint32_t crc;
+	uint8_t blk[ZF_BLKSIZE];
+
+	memcpy(&crc, f->cp + zf_le32_to_cpu(cp->checksum_offset), sizeof(crc));
+	if (f->cp_flags & ZF_CP_CRC_RECOVERY_FLAG)
+		want |= (uint64_t)zf_le32_to_cpu(crc) << 32;
+	uint32_t addr = f->lay.main_blkaddr + f->cur_seg[ZF_LOG_WARM_NODE] * ZF_BLKS_PER_SEG +
+			f->cur_off[ZF_LOG_WARM_NODE];
+	/* no chain is longer than the main area; a loop ends it there */
+	for (uint64_t n = 0; n < (uint64_t)f->nr_segs * ZF_BLKS_PER_SEG && fsck_is_main(f, addr); n++) {
+		const struct zf_node *nd = (const struct zf_node *)blk;
+		if (fsck_read_block(f, addr, blk))
+			break;
+		uint64_t v = zf_le64_to_cpu(nd->footer.cp_ver);
+		if ((f->cp_flags & ZF_CP_NOCRC_RECOVERY_FLAG) ? (uint32_t)v != (uint32_t)want : v != want)
+			break;
+		f->chain_nodes++;
+		addr = zf_le32_to_cpu(nd->footer.next_blkaddr);
+	}
+}
+
+int fsck_load(struct fsck *f)
+{
+	struct zf_journal nat_j, sit_j;
+	int ret;
+
+	memset(&nat_j, 0, sizeof(nat_j));
+	memset(&sit_j, 0, sizeof(sit_j));
+	if ((ret = load_super(f)) || (ret = load_cp(f, &nat_j, &sit_j)) ||
+	    (ret = load_nat(f, &nat_j)) || (ret = load_sit(f, &sit_j)) || (ret = load_ssa(f)))
+		return ret;
+	if (!f->clean_unmount)
+		find_chain(f);
+	return 0;
+}
+
+void fsck_unload(struct fsck *f)
+{
+	free(f->cp);
+	free(f->orphans);
+	free(f->nat_addr);
+	free(f->nat_ino);
+	free(f->nat_ver);
+	free(f->nat_from_journal);
+	free(f->sit);
+	free(f->sit_from_journal);
+	free(f->ssa);
+	free(f->reach);
+	free(f->node_seen);
+	free(f->ino);
+	free(f->queue);
+	free(f->tfix);
+	free(bounce);
+	bounce = NULL;
+}

@@ -1,0 +1,424 @@
+/*
+ * repair.c - fsck.zlfs: writing what the check found right.
+ *
+ * Two stages, each only when there is something for it:
+ *   1. metadata, in place (the metadata areas are random-write space,
+ *      conventional zones or the metadata device): a bad superblock copy
+ *      from the good one; the SIT rebuilt from what the walk owns; NAT
+ *      entries of nodes nothing reaches freed; SSA entries corrected; the
+ *      checkpoint pack in use rewritten with the counts recounted, the
+ *      orphans that are orphans, empty journals (their entries are in the
+ *      NAT and SIT blocks now) and NOCRC_RECOVERY set, so the roll-forward
+ *      chain fsync left still matches its version (as fsck.f2fs does);
+ *   2. through the filesystem (an in-process mount, whose own recovery
+ *      rolls the chain forward and fixes the zones first): link counts,
+ *      i_blocks, entries naming damaged inodes, pointers to blocks owned
+ *      twice or outside the main area, damaged xattrs, and inodes no
+ *      directory names, linked into /lost+found as "#<ino>".  Preen mode
+ *      (-p, -a) leaves the fixes that lose a name, a block or xattrs.
+ * A crash during stage 1 can leave a pack that fails its checksum: the
+ * other pack is then the checkpoint and a new fsck repairs again.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsck.h"
+#include "zlfs.h"
+
+#define BIT_TEST(m, i) ((m)[(i) / 8] & (1u << ((i) % 8)))
+
+static int write_block(struct fsck *f, uint64_t blkaddr, const void *buf)
+{
+	static uint8_t *b;
+
+	/* stage 1 writes the superblocks and the metadata areas, nothing else */
+	if (blkaddr >= 2 && (blkaddr < f->lay.segment0_blkaddr || blkaddr >= f->lay.main_blkaddr))
+		return -EINVAL;
+	if (!b && !(b = aligned_alloc(ZF_BLKSIZE, ZF_BLKSIZE)))
+		return -ENOMEM;
+	memcpy(b, buf, ZF_BLKSIZE);
+	return zlfs_zdev_write(f->dev, b, ZF_BLKSIZE, blkaddr * ZF_BLKSIZE);
+}
+
+static int fix_super(struct fsck *f)
+{
+	uint8_t blk[ZF_BLKSIZE];
+
+	memset(blk, 0, sizeof(blk));
+	memcpy(blk + ZF_SUPER_OFFSET, &f->sb, sizeof(f->sb));
+	for (int b = 0; b < 2; b++) {
+		if (!f->sb_bad[b])
+			continue;
+		int ret = write_block(f, (uint64_t)b, blk);
+		if (ret)
+			return ret;
+		printf("%s: superblock copy %d rewritten\n", f->spec, b + 1);
+		f->fixed++;
+	}
+	return 0;
+}
+
+/* The SIT from what the walk owns; every block of both journals' entries too. */
+static int fix_sit(struct fsck *f)
+{
+	uint8_t blk[ZF_BLKSIZE], old[ZF_BLKSIZE];
+	struct zf_sit_block *sb = (struct zf_sit_block *)blk;
+	uint32_t nblocks = (f->nr_segs + ZF_SIT_ENTRY_PER_BLOCK - 1) / ZF_SIT_ENTRY_PER_BLOCK;
+	int ret;
+
+	for (uint32_t s = 0; s < f->nr_segs; s++) {
+		struct zf_sit_entry *e = &f->sit[s];
+		unsigned int n = 0, type = zf_sit_type(e);
+		for (unsigned int b = 0; b < ZF_BLKS_PER_SEG; b++) {
+			bool r = BIT_TEST(f->reach, (uint64_t)s * ZF_BLKS_PER_SEG + b);
+			if (r)
+				zf_msb_set(e->valid_map, b);
+			else
+				zf_msb_clear(e->valid_map, b);
+			n += r;
+		}
+		for (int i = 0; i < ZF_NR_LOGS; i++)
+			if (f->cur_seg[i] == s)
+				type = (unsigned int)i;
+		if (type >= ZF_NR_LOGS)
+			type = f->ssa[s].footer.entry_type == ZF_SUM_TYPE_NODE ? ZF_LOG_WARM_NODE
+									: ZF_LOG_WARM_DATA;
+		zf_sit_set(e, type, n);
+	}
+	for (uint32_t b = 0; b < nblocks; b++) {
+		uint32_t at = zf_sit_blkaddr(&f->lay, b * ZF_SIT_ENTRY_PER_BLOCK,
+					     zf_msb_test(f->sit_bitmap, b));
+		if ((ret = fsck_read_block(f, at, old)))
+			return ret;
+		memcpy(blk, old, sizeof(blk));
+		for (uint32_t k = 0; k < ZF_SIT_ENTRY_PER_BLOCK; k++)
+			if (b * ZF_SIT_ENTRY_PER_BLOCK + k < f->nr_segs)
+				sb->entries[k] = f->sit[b * ZF_SIT_ENTRY_PER_BLOCK + k];
+		if (!memcmp(blk, old, sizeof(blk)))
+			continue;
+		if ((ret = write_block(f, at, blk)))
+			return ret;
+		f->fixed++;
+	}
+	return 0;
+}
+
+/* NAT entries of nodes nothing reaches freed; journal entries into their blocks. */
+static int fix_nat(struct fsck *f)
+{
+	uint8_t blk[ZF_BLKSIZE], old[ZF_BLKSIZE];
+	struct zf_nat_block *nb = (struct zf_nat_block *)blk;
+	uint32_t nblocks = f->max_nid / ZF_NAT_ENTRY_PER_BLOCK;
+	int ret;
+
+	for (uint32_t nid = 0; nid < f->max_nid; nid++) {
+		if (nid < ZF_ROOT_INO ? f->nat_addr[nid] > 1 || (!nid && f->nat_addr[nid])
+				      : f->nat_addr[nid] && !BIT_TEST(f->node_seen, nid)) {
+			if (f->nat_addr[nid] || f->nat_ino[nid])
+				f->nat_ver[nid]++;
+			f->nat_addr[nid] = 0;
+			f->nat_ino[nid] = 0;
+		}
+	}
+	for (uint32_t b = 0; b < nblocks; b++) {
+		uint32_t at = zf_nat_blkaddr(&f->lay, b * ZF_NAT_ENTRY_PER_BLOCK,
+					     zf_msb_test(f->nat_bitmap, b));
+		if ((ret = fsck_read_block(f, at, old)))
+			return ret;
+		memcpy(blk, old, sizeof(blk));
+		for (uint32_t k = 0; k < ZF_NAT_ENTRY_PER_BLOCK; k++) {
+			uint32_t nid = b * ZF_NAT_ENTRY_PER_BLOCK + k;
+			nb->entries[k].block_addr = zf_cpu_to_le32(f->nat_addr[nid]);
+			nb->entries[k].ino = zf_cpu_to_le32(f->nat_ino[nid]);
+			nb->entries[k].version = f->nat_ver[nid];
+		}
+		if (!memcmp(blk, old, sizeof(blk)))
+			continue;
+		if ((ret = write_block(f, at, blk)))
+			return ret;
+		f->fixed++;
+	}
+	return 0;
+}
+
+static int fix_ssa(struct fsck *f)
+{
+	uint8_t *dirty = calloc(f->nr_segs, 1);
+	int ret = 0;
+
+	if (!dirty)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < f->nssafix; k++) {
+		uint32_t rel = f->ssafix[k].addr - f->lay.main_blkaddr, s = rel / ZF_BLKS_PER_SEG;
+		f->ssa[s].entries[rel % ZF_BLKS_PER_SEG] = f->ssafix[k].s;
+		f->ssa[s].footer.entry_type = f->ssafix[k].type;
+		dirty[s] = 1;
+	}
+	for (uint32_t s = 0; s < f->nr_segs; s++) {
+		uint8_t want = zf_log_is_node(zf_sit_type(&f->sit[s])) ? ZF_SUM_TYPE_NODE
+								       : ZF_SUM_TYPE_DATA;
+		if (zf_sit_vblocks(&f->sit[s]) && f->ssa[s].footer.entry_type != want) {
+			f->ssa[s].footer.entry_type = want;
+			dirty[s] = 1;
+		}
+	}
+	for (int i = 0; i < ZF_NR_LOGS; i++)   /* the pack carries these */
+		memcpy(f->sums[i].entries, f->ssa[f->cur_seg[i]].entries, sizeof(f->sums[i].entries));
+	for (uint32_t s = 0; s < f->nr_segs && !ret; s++)
+		if (dirty[s] && !(ret = write_block(f, zf_ssa_blkaddr(&f->lay, s), &f->ssa[s])))
+			f->fixed++;
+	free(dirty);
+	return ret;
+}
+
+/* The pack in use, rewritten in place with the recounted state. */
+static int fix_cp(struct fsck *f)
+{
+	struct zf_checkpoint *cp = (struct zf_checkpoint *)f->cp;
+	uint32_t payload = f->lay.cp_payload, start = f->lay.segment0_blkaddr +
+						     (uint32_t)f->cp_pack * ZF_BLKS_PER_SEG;
+	uint32_t *orph = calloc(f->nr_orphans + 1, sizeof(uint32_t)), norph = 0;
+	uint8_t blk[ZF_BLKSIZE];
+	int ret;
+
+	if (!orph)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < f->nr_orphans; k++) {
+		uint32_t ino = f->orphans[k];
+		if (ino >= ZF_ROOT_INO && ino < f->max_nid && BIT_TEST(f->node_seen, ino) &&
+		    f->ino[ino].parent == ino && !f->ino[ino].disk_links)
+			orph[norph++] = ino;
+	}
+	uint32_t oblocks = (norph + ZF_ORPHANS_PER_BLOCK - 1) / ZF_ORPHANS_PER_BLOCK;
+	bool umount = f->cp_flags & ZF_CP_UMOUNT_FLAG;
+	uint32_t start_sum = 1 + payload + oblocks;
+	uint32_t total = start_sum + ZF_NR_DATA_LOGS + (umount ? ZF_NR_NODE_LOGS : 0) + 1;
+	if (total > ZF_BLKS_PER_SEG) {
+		free(orph);
+		return -ENOSPC;
+	}
+	cp->valid_block_count = zf_cpu_to_le64(f->owned);
+	cp->valid_node_count = zf_cpu_to_le32((uint32_t)f->walk_nodes);
+	cp->valid_inode_count = zf_cpu_to_le32((uint32_t)f->walk_inodes);
+	cp->free_segment_count = zf_cpu_to_le32(f->free_segs);
+	uint32_t flags = f->cp_flags & ~(ZF_CP_COMPACT_SUM_FLAG | ZF_CP_ORPHAN_PRESENT_FLAG |
+					 ZF_CP_FSCK_FLAG | ZF_CP_ERROR_FLAG);
+	flags |= ZF_CP_NOCRC_RECOVERY_FLAG | (norph ? ZF_CP_ORPHAN_PRESENT_FLAG : 0);
+	cp->ckpt_flags = zf_cpu_to_le32(flags);
+	cp->cp_pack_start_sum = zf_cpu_to_le32(start_sum);
+	cp->cp_pack_total_block_count = zf_cpu_to_le32(total);
+	zf_cp_set_crc(cp);
+
+	/* everything but the tail, then the tail: a torn rewrite fails its checks */
+	if ((ret = write_block(f, start, cp)))
+		goto out;
+	for (uint32_t i = 0; i < payload; i++)
+		if ((ret = write_block(f, start + 1 + i, f->cp + (size_t)(i + 1) * ZF_BLKSIZE)))
+			goto out;
+	for (uint32_t b = 0; b < oblocks; b++) {
+		struct zf_orphan_block *ob = (struct zf_orphan_block *)blk;
+		uint32_t n = norph - b * ZF_ORPHANS_PER_BLOCK;
+		memset(blk, 0, sizeof(blk));
+		if (n > ZF_ORPHANS_PER_BLOCK)
+			n = ZF_ORPHANS_PER_BLOCK;
+		for (uint32_t i = 0; i < n; i++)
+			ob->ino[i] = zf_cpu_to_le32(orph[b * ZF_ORPHANS_PER_BLOCK + i]);
+		ob->blk_addr = zf_cpu_to_le16((uint16_t)(b + 1));   /* 1-based, as the kernel's */
+		ob->blk_count = zf_cpu_to_le16((uint16_t)oblocks);
+		ob->entry_count = zf_cpu_to_le32(n);
+		ob->check_sum = zf_cpu_to_le32(zf_crc32(ZF_SUPER_MAGIC, ob, offsetof(struct zf_orphan_block,
+										     check_sum)));
+		if ((ret = write_block(f, start + 1 + payload + b, blk)))
+			goto out;
+	}
+	for (int i = 0; i < ZF_NR_LOGS; i++) {
+		if (zf_log_is_node((unsigned int)i) && !umount)
+			break;
+		struct zf_summary_block *s = (struct zf_summary_block *)blk;
+		memset(blk, 0, sizeof(blk));
+		memcpy(s->entries, f->sums[i].entries, sizeof(s->entries));
+		s->footer.entry_type = f->sums[i].footer.entry_type;   /* journals: empty */
+		if ((ret = write_block(f, start + start_sum + (uint32_t)i, blk)))
+			goto out;
+	}
+	if ((ret = zlfs_zdev_flush(f->dev)) || (ret = write_block(f, start + total - 1, cp)) ||
+	    (ret = zlfs_zdev_flush(f->dev)))
+		goto out;
+	printf("%s: checkpoint rewritten: %llu blocks, %llu nodes, %llu inodes, %u orphans\n",
+	       f->spec, (unsigned long long)f->owned, (unsigned long long)f->walk_nodes,
+	       (unsigned long long)f->walk_inodes, norph);
+	f->fixed++;
+out:
+	free(orph);
+	return ret;
+}
+
+static int repair_meta(struct fsck *f)
+{
+	int ret;
+
+	if ((ret = fix_super(f)) || (ret = fix_sit(f)) || (ret = fix_nat(f)) || (ret = fix_ssa(f)) ||
+	    (ret = fix_cp(f)))
+		return ret;
+	return zlfs_zdev_flush(f->dev);
+}
+
+/* Does this fix lose something (a name, a block, xattrs)?  Preen leaves those. */
+static bool lossy(int what)
+{
+	return what == TF_DENTRY || what == TF_SLOT || what == TF_XATTR;
+}
+
+/* /lost+found, made when missing. */
+static int lost_found(struct zlfs_sb *sbi, struct zinode **out)
+{
+	struct zinode *root;
+	struct zlfs_cred c = { 0, 0, 0 };
+	uint32_t ino;
+	uint8_t ft;
+	int ret;
+
+	if ((ret = zlfs_iget(sbi, ZF_ROOT_INO, &root)))
+		return ret;
+	ret = zlfs_dir_lookup(sbi, root, "lost+found", 10, &ino, &ft);
+	if (!ret)
+		return ft == ZF_FT_DIR ? zlfs_dir_iget(sbi, ino, out) : -ENOTDIR;
+	if (ret != -ENOENT)
+		return ret;
+	return zlfs_create(sbi, &c, ZF_ROOT_INO, "lost+found", S_IFDIR | 0700, 0, NULL, out);
+}
+
+static int tree_fix(struct zlfs_sb *sbi, const struct ftreefix *t)
+{
+	struct zinode *zi, *dir;
+	struct znode *n;
+	int ret;
+
+	switch (t->what) {
+	case TF_LINKS:
+	case TF_BLOCKS:
+	case TF_XATTR:
+		if ((ret = zlfs_iget(sbi, t->ino, &zi)))
+			return ret;
+		if (t->what == TF_LINKS)
+			zi_raw(zi)->i_links = zf_cpu_to_le32((uint32_t)t->value);
+		else if (t->what == TF_BLOCKS)
+			zi_raw(zi)->i_blocks = zf_cpu_to_le64(t->value);
+		else
+			zi_raw(zi)->i_xattr_nid = 0;
+		zlfs_inode_dirty(sbi, zi);
+		return 0;
+	case TF_DENTRY: {
+		uint64_t b = t->value >> 16;
+		if ((ret = zlfs_dir_iget(sbi, t->dir, &dir)))
+			return ret;
+		return zlfs_dir_drop_slot(sbi, dir, b == 0xffffffffffffull ? UINT64_MAX : b,
+					  (unsigned int)(t->value & 0xffff));
+	}
+	case TF_SLOT: {
+		if ((ret = zlfs_node_get(sbi, t->ino, t->dir, ZF_NODE_KIND_ANY, &n)))
+			return ret;
+		uint64_t s = t->value;
+		if (zf_le32_to_cpu(n->blk.footer.nid) == zf_le32_to_cpu(n->blk.footer.ino)) {
+			if (s < ZF_ADDRS_PER_INODE)
+				n->blk.i.i_addr[s] = 0;
+			else if (s - ZF_ADDRS_PER_INODE < ZF_NIDS_PER_INODE)
+				n->blk.i.i_nid[s - ZF_ADDRS_PER_INODE] = 0;
+		} else if (zlfs_node_ofs_is_dnode(zf_node_ofs(&n->blk)) && s < ZF_ADDRS_PER_BLOCK) {
+			n->blk.dn.addr[s] = 0;
+		} else if (s >= ZF_ADDRS_PER_BLOCK && s - ZF_ADDRS_PER_BLOCK < ZF_NIDS_PER_BLOCK) {
+			n->blk.in.nid[s - ZF_ADDRS_PER_BLOCK] = 0;
+		}
+		zlfs_node_dirty(sbi, n);
+		return 0;
+	}
+	case TF_LOSTFOUND: {
+		char name[32];
+		if ((ret = lost_found(sbi, &dir)) || (ret = zlfs_iget(sbi, t->ino, &zi)))
+			return ret;
+		struct zf_inode *ri = zi_raw(zi);
+		mode_t mode = zf_le16_to_cpu(ri->i_mode);
+		int len = snprintf(name, sizeof(name), "#%u", t->ino);
+		if ((ret = zlfs_dir_add(sbi, dir, name, (size_t)len, t->ino, zlfs_ftype(mode))))
+			return ret;
+		if (S_ISDIR(mode)) {
+			if ((ret = zlfs_dir_set(sbi, zi, "..", 2, dir->ino, ZF_FT_DIR)))
+				return ret;
+			zi_raw(dir)->i_links = zf_cpu_to_le32(zf_le32_to_cpu(zi_raw(dir)->i_links) + 1);
+			zlfs_inode_dirty(sbi, dir);
+		} else {
+			ri->i_links = zf_cpu_to_le32(1);
+		}
+		ri->i_pino = zf_cpu_to_le32(dir->ino);
+		zlfs_inode_dirty(sbi, zi);
+		printf("%s: inode %u linked as /lost+found/%s\n", zlfs_zdev_spec(sbi->dev), t->ino,
+		       name);
+		return 0;
+	}
+	}
+	return -EINVAL;
+}
+
+static int repair_tree(struct fsck *f)
+{
+	struct zlfs_opts o;
+	struct zlfs_sb *sbi;
+	char err[256];
+	int ret, done = 0, left = 0;
+
+	memset(&o, 0, sizeof(o));
+	zlfs_disp_opts_default(&o.disp);
+	zlfs_gc_opts_default(&o.gc);
+	o.gc.mode = ZLFS_GC_OFF;
+	o.gc.cp_interval_ms = 0;
+	zlfs_zdev_close(f->dev);   /* the mount opens the volume itself */
+	f->dev = NULL;
+	if ((ret = zlfs_mount(f->spec, &o, &sbi, err, sizeof(err)))) {
+		fprintf(stderr, "fsck.zlfs: %s: cannot mount to repair the tree: %s\n", f->spec, err);
+		return 0;   /* what is left stays reported */
+	}
+	zlfs_lock(sbi);
+	/* lost+found last: the other fixes may have freed names it could clash with */
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t k = 0; k < f->ntfix; k++) {
+			const struct ftreefix *t = &f->tfix[k];
+			if ((t->what == TF_LOSTFOUND) != pass)
+				continue;
+			if (f->mode == FSCK_MODE_PREEN && lossy(t->what)) {
+				left++;
+				continue;
+			}
+			if ((ret = tree_fix(sbi, t))) {
+				fprintf(stderr, "fsck.zlfs: %s: repair of inode %u failed: %s\n", f->spec,
+					t->ino, strerror(-ret));
+				left++;
+			} else {
+				done++;
+			}
+		}
+	zlfs_unlock(sbi);
+	ret = zlfs_unmount(sbi);
+	f->fixed += (uint64_t)done;
+	if (left)
+		printf("%s: %d repairs left%s\n", f->spec, left,
+		       f->mode == FSCK_MODE_PREEN ? " (they lose data: run fsck.zlfs -y)" : "");
+	return ret;
+}
+
+int fsck_repair(struct fsck *f)
+{
+	char err[256];
+	int ret = 0;
+
+	if (f->need_meta || f->need_tree) {
+		if ((ret = repair_meta(f)))
+			return ret;
+	}
+	if (f->ntfix && (ret = repair_tree(f)))
+		return ret;
+	if (!f->dev && (ret = zlfs_open_volume(f->spec, &f->dev, err, sizeof(err))))
+		fprintf(stderr, "fsck.zlfs: %s: %s\n", f->spec, err);
+	return ret;
+}
