@@ -191,7 +191,13 @@ int main(int argc, char **argv)
 		return FSCK_OPERROR;
 	}
 	uint64_t found = f.problems;
-	if (found && f.mode != FSCK_MODE_CHECK) {
+	/*
+	 * A repair can bring the next to light (an entry removed leaves its
+	 * inode unreachable): a few rounds, while each fixes something; the
+	 * verdict is a whole new check of what is on the device then.
+	 */
+	for (int round = 0; round < 3 && f.problems && f.mode != FSCK_MODE_CHECK; round++) {
+		uint64_t before = f.fixed;
 		if ((ret = fsck_repair(&f)) < 0) {
 			fprintf(stderr, "fsck.zlfs: %s: repair stopped: %s\n", f.spec, strerror(-ret));
 			fsck_unload(&f);
@@ -199,7 +205,6 @@ int main(int argc, char **argv)
 				zlfs_zdev_close(f.dev);
 			return FSCK_OPERROR | FSCK_UNCORRECTED;
 		}
-		/* the verdict is a whole new check of what is on the device now */
 		printf("%s: checking again after the repair\n", f.spec);
 		reset(&f);
 		if ((ret = check(&f)) < 0) {
@@ -208,6 +213,8 @@ int main(int argc, char **argv)
 			zlfs_zdev_close(f.dev);
 			return FSCK_OPERROR;
 		}
+		if (f.fixed == before)
+			break;
 	}
 	printf("%s: %llu inodes (%llu files, %llu directories), %llu nodes, %llu data blocks; "
 	       "%llu problems%s\n", f.spec, (unsigned long long)f.walk_inodes,

@@ -455,6 +455,12 @@ int fsck_walk_inode(struct fsck *f, uint32_t ino, uint32_t parent, bool *ok)
 	fsck_progress(f, "inodes", f->walk_inodes,
 		      zf_le32_to_cpu(((struct zf_checkpoint *)f->cp)->valid_inode_count));
 	if (zf_check_inode(in, f->max_nid, why, sizeof(why))) {
+		/* not owned after all: its NAT entry is freed with the entries naming it */
+		uint32_t rel = f->nat_addr[ino] - f->lay.main_blkaddr;
+		f->reach[rel / 8] &= (uint8_t)~(1u << (rel % 8));
+		f->node_seen[ino / 8] &= (uint8_t)~(1u << (ino % 8));
+		f->walk_nodes--;
+		f->walk_inodes--;
 		fsck_problem(f, FIX_TREE, "%s", why);
 		fi->state = FINO_BAD;
 		*ok = true;   /* it exists: the entry is removed as naming a damaged inode */

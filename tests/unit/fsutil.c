@@ -1,10 +1,12 @@
 /*
  * fsutil.c - helpers of the filesystem modules' unit tests (see fsutil.h).
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "zlfs.h"
 #include "fsutil.h"
@@ -66,4 +68,59 @@ uint32_t tu_lookup(struct zlfs_sb *sbi, uint32_t dir, const char *name)
 	int ret = zlfs_dir_lookup(sbi, d, name, strlen(name), &ino, &ft);
 	ck_assert_msg(ret == 0, "lookup %s: %d", name, ret);
 	return ino;
+}
+
+void tu_blk_read(const char *img, uint64_t blk, void *buf)
+{
+	int fd = open(img, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, buf, ZF_BLKSIZE, (off_t)(blk * ZF_BLKSIZE)), ZF_BLKSIZE);
+	close(fd);
+}
+
+void tu_blk_write(const char *img, uint64_t blk, const void *buf)
+{
+	int fd = open(img, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, buf, ZF_BLKSIZE, (off_t)(blk * ZF_BLKSIZE)), ZF_BLKSIZE);
+	close(fd);
+}
+
+void tu_make_tree(const char *img, struct tu_tree *t)
+{
+	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
+	struct zlfs_cred c = { 0, 0, 0 };
+	struct zinode *zi;
+	static char buf[1 << 20];
+
+	memset(buf, 'z', sizeof(buf));
+	ck_assert_int_eq(zlfs_create(sbi, &c, ZF_ROOT_INO, "d", S_IFDIR | 0755, 0, NULL, &zi), 0);
+	t->dir = zi->ino;
+	for (int i = 0; i < 300; i++) {   /* dentry blocks, not inline */
+		char name[32];
+		snprintf(name, sizeof(name), "entry-%d", i);
+		ck_assert_int_eq(zlfs_create(sbi, &c, t->dir, name, S_IFREG | 0644, 0, NULL, &zi), 0);
+	}
+	ck_assert_int_eq(zlfs_create(sbi, &c, ZF_ROOT_INO, "f", S_IFREG | 0644, 0, NULL, &zi), 0);
+	t->file = zi->ino;
+	ck_assert_int_eq(zlfs_file_write(sbi, zi, buf, 65536, 0), 0);
+	ck_assert_int_eq(zlfs_create(sbi, &c, ZF_ROOT_INO, "big", S_IFREG | 0644, 0, NULL, &zi), 0);
+	t->big = zi->ino;
+	for (int k = 0; k < 6; k++)
+		ck_assert_int_eq(zlfs_file_write(sbi, zi, buf, sizeof(buf), (uint64_t)k << 20), 0);
+	ck_assert_int_eq(zlfs_create(sbi, &c, ZF_ROOT_INO, "l", S_IFLNK | 0777, 0, "target", &zi), 0);
+	t->link = zi->ino;
+	ck_assert_int_eq(zlfs_create(sbi, &c, ZF_ROOT_INO, "i", S_IFREG | 0644, 0, NULL, &zi), 0);
+	t->inl = zi->ino;
+	ck_assert_int_eq(zlfs_file_write(sbi, zi, "tiny", 4, 0), 0);
+	tu_fs_unmount(sbi);
+}
+
+uint32_t tu_node_addr(const char *img, uint32_t nid)
+{
+	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
+	uint32_t a = sbi->nat[nid].blkaddr;
+	ck_assert(zlfs_is_main_blkaddr(sbi, a));
+	tu_fs_unmount(sbi);
+	return a;
 }

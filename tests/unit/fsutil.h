@@ -27,4 +27,20 @@ void tu_fs_unmount(struct zlfs_sb *sbi);
 /* The inode number of name in directory dir, which must exist. */
 uint32_t tu_lookup(struct zlfs_sb *sbi, uint32_t dir, const char *name);
 
+/* Read or write 4 KiB block blk of a flat image. */
+void tu_blk_read(const char *img, uint64_t blk, void *buf);
+void tu_blk_write(const char *img, uint64_t blk, const void *buf);
+
+/*
+ * A small tree on img, checkpointed and unmounted: directory /d with 300
+ * files (dentry blocks, not inline), /f with 64 KiB, /big with 6 MiB
+ * (direct nodes), the symlink /l -> target, /i with 4 bytes inline.
+ */
+struct tu_tree {
+	uint32_t dir, file, big, link, inl;
+};
+void tu_make_tree(const char *img, struct tu_tree *t);
+/* Where node nid lives on img after a clean unmount. */
+uint32_t tu_node_addr(const char *img, uint32_t nid);
+
 #endif

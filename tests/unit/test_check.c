@@ -24,7 +24,6 @@
  */
 #include <check.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,24 +32,6 @@
 #include "zlfs.h"
 #include "testutil.h"
 #include "fsutil.h"
-
-/* ---- raw image access ---------------------------------------------------------------- */
-
-static void blk_read(const char *img, uint64_t blk, void *buf)
-{
-	int fd = open(img, O_RDONLY);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(pread(fd, buf, ZF_BLKSIZE, (off_t)(blk * ZF_BLKSIZE)), ZF_BLKSIZE);
-	close(fd);
-}
-
-static void blk_write(const char *img, uint64_t blk, const void *buf)
-{
-	int fd = open(img, O_WRONLY);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(pwrite(fd, buf, ZF_BLKSIZE, (off_t)(blk * ZF_BLKSIZE)), ZF_BLKSIZE);
-	close(fd);
-}
 
 /* Mount img; 0 or the error, with the message in err. */
 static int try_mount(const char *img, struct zlfs_sb **sbi, char *err, size_t len)
@@ -90,12 +71,12 @@ static void edit_super(const char *img, sb_edit edit, int first, int last)
 	uint8_t blk[ZF_BLKSIZE];
 
 	for (int b = first; b <= last; b++) {
-		blk_read(img, (uint64_t)b, blk);
+		tu_blk_read(img, (uint64_t)b, blk);
 		struct zf_super *sb = (struct zf_super *)(blk + ZF_SUPER_OFFSET);
 		edit(sb);
 		if (zf_le32_to_cpu(sb->feature) & ZF_FEAT_SB_CHKSUM)
 			sb->crc = zf_cpu_to_le32(zf_super_crc(sb));
-		blk_write(img, (uint64_t)b, blk);
+		tu_blk_write(img, (uint64_t)b, blk);
 	}
 }
 
@@ -200,10 +181,10 @@ typedef void (*cp_edit)(struct zf_checkpoint *cp);
 static uint64_t pack_head(const char *img, int pack, uint64_t *ver)
 {
 	uint8_t blk[ZF_BLKSIZE];
-	blk_read(img, 0, blk);
+	tu_blk_read(img, 0, blk);
 	const struct zf_super *sb = (const struct zf_super *)(blk + ZF_SUPER_OFFSET);
 	uint64_t at = zf_le32_to_cpu(sb->cp_blkaddr) + (uint64_t)pack * ZF_BLKS_PER_SEG;
-	blk_read(img, at, blk);
+	tu_blk_read(img, at, blk);
 	*ver = zf_cp_crc_ok(blk) ? zf_le64_to_cpu(((struct zf_checkpoint *)blk)->checkpoint_ver) : 0;
 	return at;
 }
@@ -215,15 +196,15 @@ static uint64_t edit_newest_cp(const char *img, cp_edit edit, bool crc)
 	uint64_t head = v0 >= v1 ? h0 : h1;
 	uint8_t blk[ZF_BLKSIZE];
 
-	blk_read(img, head, blk);
+	tu_blk_read(img, head, blk);
 	uint32_t total = zf_le32_to_cpu(((struct zf_checkpoint *)blk)->cp_pack_total_block_count);
 	uint64_t at[2] = { head, head + total - 1 };
 	for (int k = 0; k < 2; k++) {
-		blk_read(img, at[k], blk);
+		tu_blk_read(img, at[k], blk);
 		edit((struct zf_checkpoint *)blk);
 		if (crc)
 			zf_cp_set_crc(blk);
-		blk_write(img, at[k], blk);
+		tu_blk_write(img, at[k], blk);
 	}
 	return v0 >= v1 ? v0 : v1;
 }
@@ -297,52 +278,6 @@ END_TEST
 
 /* ---- damage met while mounted ------------------------------------------------------------- */
 
-struct tree {
-	uint32_t dir, file, big, link, inl;
-};
-
-/* A small tree, checkpointed: a directory, a file with blocks, a large
- * file with direct nodes, a symlink, an inline file. */
-static void make_tree(const char *img, struct tree *t)
-{
-	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
-	struct zlfs_cred c = { 0, 0, 0 };
-	struct zinode *zi;
-	static char buf[1 << 20];
-
-	memset(buf, 'z', sizeof(buf));
-	ck_assert_int_eq(zlfs_create(sbi, &c, ZF_ROOT_INO, "d", S_IFDIR | 0755, 0, NULL, &zi), 0);
-	t->dir = zi->ino;
-	for (int i = 0; i < 300; i++) {   /* dentry blocks, not inline */
-		char name[32];
-		snprintf(name, sizeof(name), "entry-%d", i);
-		ck_assert_int_eq(zlfs_create(sbi, &c, t->dir, name, S_IFREG | 0644, 0, NULL, &zi), 0);
-	}
-	ck_assert_int_eq(zlfs_create(sbi, &c, ZF_ROOT_INO, "f", S_IFREG | 0644, 0, NULL, &zi), 0);
-	t->file = zi->ino;
-	ck_assert_int_eq(zlfs_file_write(sbi, zi, buf, 65536, 0), 0);
-	ck_assert_int_eq(zlfs_create(sbi, &c, ZF_ROOT_INO, "big", S_IFREG | 0644, 0, NULL, &zi), 0);
-	t->big = zi->ino;
-	for (int k = 0; k < 6; k++)
-		ck_assert_int_eq(zlfs_file_write(sbi, zi, buf, sizeof(buf), (uint64_t)k << 20), 0);
-	ck_assert_int_eq(zlfs_create(sbi, &c, ZF_ROOT_INO, "l", S_IFLNK | 0777, 0, "target", &zi), 0);
-	t->link = zi->ino;
-	ck_assert_int_eq(zlfs_create(sbi, &c, ZF_ROOT_INO, "i", S_IFREG | 0644, 0, NULL, &zi), 0);
-	t->inl = zi->ino;
-	ck_assert_int_eq(zlfs_file_write(sbi, zi, "tiny", 4, 0), 0);
-	tu_fs_unmount(sbi);
-}
-
-/* Where node nid lives on the device after a clean unmount. */
-static uint32_t node_addr(const char *img, uint32_t nid)
-{
-	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
-	uint32_t a = sbi->nat[nid].blkaddr;
-	ck_assert(zlfs_is_main_blkaddr(sbi, a));
-	tu_fs_unmount(sbi);
-	return a;
-}
-
 /* A checksum of blocks [0, n) of img: the metadata areas when n is main_blkaddr. */
 static uint64_t sum_blocks(const char *img, uint32_t n)
 {
@@ -350,7 +285,7 @@ static uint64_t sum_blocks(const char *img, uint32_t n)
 	uint64_t h = 1469598103934665603ull;
 
 	for (uint32_t b = 0; b < n; b++) {
-		blk_read(img, b, blk);
+		tu_blk_read(img, b, blk);
 		for (size_t i = 0; i < sizeof(blk); i++)
 			h = (h ^ blk[i]) * 1099511628211ull;
 	}
@@ -396,54 +331,54 @@ static void op_corrupt(const char *img, uint32_t ino, enum op op, uint64_t off)
 	ck_assert_msg(sum_blocks(img, meta) == before, "metadata written after the damage was found");
 }
 
-typedef void (*node_edit)(struct zf_node *n, const struct tree *t, uint32_t max_nid);
+typedef void (*node_edit)(struct zf_node *n, const struct tu_tree *t, uint32_t max_nid);
 
-static void n_inline_all(struct zf_node *n, const struct tree *t, uint32_t m)
+static void n_inline_all(struct zf_node *n, const struct tu_tree *t, uint32_t m)
 {
 	(void)t, (void)m;
 	n->i.i_inline = 0xff;
 }
-static void n_xattr_nid(struct zf_node *n, const struct tree *t, uint32_t m)
+static void n_xattr_nid(struct zf_node *n, const struct tu_tree *t, uint32_t m)
 {
 	(void)t;
 	n->i.i_xattr_nid = zf_cpu_to_le32(m + 1000);
 }
-static void n_blocks0(struct zf_node *n, const struct tree *t, uint32_t m)
+static void n_blocks0(struct zf_node *n, const struct tu_tree *t, uint32_t m)
 {
 	(void)t, (void)m;
 	n->i.i_blocks = 0;
 }
-static void n_mode0(struct zf_node *n, const struct tree *t, uint32_t m)
+static void n_mode0(struct zf_node *n, const struct tu_tree *t, uint32_t m)
 {
 	(void)t, (void)m;
 	n->i.i_mode = 0;
 }
-static void n_long_link(struct zf_node *n, const struct tree *t, uint32_t m)
+static void n_long_link(struct zf_node *n, const struct tu_tree *t, uint32_t m)
 {
 	(void)t, (void)m;
 	n->i.i_size = zf_cpu_to_le64(5000);
 }
-static void n_dir_inline_data(struct zf_node *n, const struct tree *t, uint32_t m)
+static void n_dir_inline_data(struct zf_node *n, const struct tu_tree *t, uint32_t m)
 {
 	(void)t, (void)m;
 	n->i.i_inline |= ZF_INLINE_DATA;
 }
-static void n_nid_past(struct zf_node *n, const struct tree *t, uint32_t m)
+static void n_nid_past(struct zf_node *n, const struct tu_tree *t, uint32_t m)
 {
 	(void)t;
 	n->i.i_nid[ZF_NODE_DIR1] = zf_cpu_to_le32(m);
 }
-static void n_nid_other(struct zf_node *n, const struct tree *t, uint32_t m)
+static void n_nid_other(struct zf_node *n, const struct tu_tree *t, uint32_t m)
 {
 	(void)m;
 	n->i.i_nid[ZF_NODE_DIR1] = zf_cpu_to_le32(t->file);   /* another file's inode */
 }
-static void n_addr_meta(struct zf_node *n, const struct tree *t, uint32_t m)
+static void n_addr_meta(struct zf_node *n, const struct tu_tree *t, uint32_t m)
 {
 	(void)t, (void)m;
 	n->i.i_addr[0] = zf_cpu_to_le32(5);
 }
-static void n_huge_size(struct zf_node *n, const struct tree *t, uint32_t m)
+static void n_huge_size(struct zf_node *n, const struct tu_tree *t, uint32_t m)
 {
 	(void)t, (void)m;
 	n->i.i_size = zf_cpu_to_le64(1ull << 62);
@@ -470,7 +405,7 @@ static const struct {
 	{ n_huge_size, T_FILE, OP_IGET, 0 },
 };
 
-static uint32_t target_ino(const struct tree *t, enum target w)
+static uint32_t target_ino(const struct tu_tree *t, enum target w)
 {
 	switch (w) {
 	case T_ROOT: return ZF_ROOT_INO;
@@ -486,19 +421,19 @@ static uint32_t target_ino(const struct tree *t, enum target w)
 START_TEST(test_inode_damage)
 {
 	char name[32];
-	struct tree t;
+	struct tu_tree t;
 	uint8_t blk[ZF_BLKSIZE];
 
 	snprintf(name, sizeof(name), "in%d.img", _i);
 	char *img = tu_fs_volume(name);
-	make_tree(img, &t);
+	tu_make_tree(img, &t);
 	uint32_t ino = target_ino(&t, inode_cases[_i].target);
-	uint32_t at = node_addr(img, ino);
-	blk_read(img, 0, blk);
+	uint32_t at = tu_node_addr(img, ino);
+	tu_blk_read(img, 0, blk);
 	uint32_t max_nid = zf_super_max_nid((const struct zf_super *)(blk + ZF_SUPER_OFFSET));
-	blk_read(img, at, blk);
+	tu_blk_read(img, at, blk);
 	inode_cases[_i].edit((struct zf_node *)blk, &t, max_nid);
-	blk_write(img, at, blk);
+	tu_blk_write(img, at, blk);
 	op_corrupt(img, ino, inode_cases[_i].op, inode_cases[_i].off);
 	unlink(img);
 	free(img);
@@ -509,20 +444,20 @@ END_TEST
 START_TEST(test_dentry_damage)
 {
 	char *img = tu_fs_volume("dent.img");
-	struct tree t;
+	struct tu_tree t;
 	uint8_t blk[ZF_BLKSIZE];
 
-	make_tree(img, &t);
-	blk_read(img, node_addr(img, t.dir), blk);
+	tu_make_tree(img, &t);
+	tu_blk_read(img, tu_node_addr(img, t.dir), blk);
 	const struct zf_node *n = (const struct zf_node *)blk;
 	ck_assert(!(n->i.i_inline & ZF_INLINE_DENTRY));
 	uint32_t db = zf_le32_to_cpu(n->i.i_addr[0]);
 	ck_assert_uint_ne(db, 0);
-	blk_read(img, db, blk);
+	tu_blk_read(img, db, blk);
 	struct zf_dentry_block *d = (struct zf_dentry_block *)blk;
 	ck_assert(zf_le_bit_test(d->bitmap, 2));   /* the first entry after . and .. */
 	d->dentry[2].name_len = 0;
-	blk_write(img, db, blk);
+	tu_blk_write(img, db, blk);
 	op_corrupt(img, t.dir, OP_READDIR, 0);
 	free(img);
 }

@@ -1,0 +1,359 @@
+/*
+ * test_fsck.c - fsck.zlfs ($ZLFS_FSCK) on volumes made by mkfs.zlfs,
+ * populated in-process and then damaged on purpose.
+ *
+ * Covers, each judged by fsck.zlfs's exit code (fsck(8): 0 clean, 1
+ * corrected, 4 left), by a second fsck.zlfs -f that must find nothing, by
+ * fsck.f2fs, and by a mount that reads the repaired files:
+ *   - a clean volume is clean (and skipped without -f, as fsck(8) expects:
+ *     the damage below is all checked with -f);
+ *   - -n reports and writes nothing (the image is unchanged);
+ *   - checkpoint counts off (the mount refuses such a volume): -p repairs;
+ *   - a wrong link count: -p repairs, the inode has its real count;
+ *   - a dentry lost: the inode goes to /lost+found with its data (-p);
+ *   - a block owned by two files: -p leaves it (exit 4: repairing loses a
+ *     block), -y clears the second pointer and fixes i_blocks;
+ *   - an entry naming a damaged inode: -p leaves it, -y removes it;
+ *   - a wrong SSA entry (GC's back-pointer): -p repairs;
+ *   - a damaged first superblock copy: -p rewrites it from the second;
+ *   - usage errors exit 16; a missing device exits 8.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "zlfs.h"
+#include "testutil.h"
+#include "fsutil.h"
+
+/* fsck.zlfs with args on img: its exit code (its output into img.log). */
+static int fsck(const char *img, const char *args)
+{
+	const char *exe = getenv("ZLFS_FSCK");
+	char cmd[2048];
+
+	ck_assert_msg(exe && *exe, "ZLFS_FSCK not set");
+	snprintf(cmd, sizeof(cmd), "'%s' %s '%s' >'%s.log' 2>&1", exe, args, img, img);
+	int st = system(cmd);
+	ck_assert(WIFEXITED(st));
+	snprintf(cmd, sizeof(cmd), "cat '%s.log'", img);
+	if (system(cmd)) {}
+	return WEXITSTATUS(st);
+}
+
+/* After a repair: nothing left for fsck.zlfs or fsck.f2fs. */
+static void all_clean(const char *img)
+{
+	ck_assert_int_eq(fsck(img, "-f -n"), 0);
+	tu_fsck_clean(img);
+}
+
+static uint64_t file_sum(const char *img)
+{
+	FILE *fp = fopen(img, "rb");
+	uint64_t h = 1469598103934665603ull;
+	int c;
+
+	ck_assert_ptr_nonnull(fp);
+	while ((c = getc(fp)) != EOF)
+		h = (h ^ (uint64_t)c) * 1099511628211ull;
+	fclose(fp);
+	return h;
+}
+
+/* Read inode ino's file fully in-process: 0 when every byte is z (or "tiny"). */
+static void check_file(const char *img, uint32_t ino, uint64_t size)
+{
+	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
+	struct zinode *zi;
+	static char buf[1 << 20];
+	size_t got;
+
+	ck_assert_int_eq(zlfs_iget(sbi, ino, &zi), 0);
+	ck_assert_uint_eq(zf_le64_to_cpu(zi_raw(zi)->i_size), size);
+	for (uint64_t off = 0; off < size; off += got) {
+		ck_assert_int_eq(zlfs_file_read(sbi, zi, buf, sizeof(buf), off, &got), 0);
+		ck_assert_uint_gt(got, 0);
+		for (size_t i = 0; i < got; i++)
+			ck_assert_msg(buf[i] == 'z', "byte %llu of inode %u", (unsigned long long)(off + i),
+				      ino);
+	}
+	tu_fs_unmount(sbi);
+}
+
+static char *volume(const char *name, struct tu_tree *t)
+{
+	char *img = tu_fs_volume(name);
+	tu_make_tree(img, t);
+	return img;
+}
+
+START_TEST(test_clean)
+{
+	struct tu_tree t;
+	char *img = volume("clean.img", &t);
+
+	ck_assert_int_eq(fsck(img, "-n"), 0);       /* unmounted cleanly: skipped */
+	ck_assert_int_eq(fsck(img, "-f -n"), 0);
+	ck_assert_int_eq(fsck(img, "-f -y"), 0);    /* nothing to repair: nothing written */
+	ck_assert_int_eq(fsck(img, "-n -y"), 16);
+	ck_assert_int_eq(fsck(img, "-f -q"), 16);
+	char *none = tu_path("none.img");   /* no such device */
+	ck_assert_int_eq(fsck(none, "-n"), 8);
+	free(none);
+	free(img);
+}
+END_TEST
+
+static void cp_plus_one(struct zf_checkpoint *cp)
+{
+	cp->valid_block_count = zf_cpu_to_le64(zf_le64_to_cpu(cp->valid_block_count) + 1);
+	cp->valid_inode_count = zf_cpu_to_le32(zf_le32_to_cpu(cp->valid_inode_count) + 1);
+}
+
+/* Edit the newest checkpoint pack (head and tail), checksum made right. */
+static void edit_cp(const char *img, void (*edit)(struct zf_checkpoint *))
+{
+	uint8_t blk[ZF_BLKSIZE];
+	uint64_t at[2], ver[2];
+
+	tu_blk_read(img, 0, blk);
+	uint32_t cp0 = zf_le32_to_cpu(((struct zf_super *)(blk + ZF_SUPER_OFFSET))->cp_blkaddr);
+	for (int k = 0; k < 2; k++) {
+		at[k] = cp0 + (uint64_t)k * ZF_BLKS_PER_SEG;
+		tu_blk_read(img, at[k], blk);
+		ver[k] = zf_cp_crc_ok(blk) ? zf_le64_to_cpu(((struct zf_checkpoint *)blk)->checkpoint_ver)
+					   : 0;
+	}
+	uint64_t head = at[ver[1] > ver[0]];
+	tu_blk_read(img, head, blk);
+	uint64_t tail = head + zf_le32_to_cpu(((struct zf_checkpoint *)blk)->cp_pack_total_block_count) - 1;
+	uint64_t where[2] = { head, tail };
+	for (int k = 0; k < 2; k++) {
+		tu_blk_read(img, where[k], blk);
+		edit((struct zf_checkpoint *)blk);
+		zf_cp_set_crc(blk);
+		tu_blk_write(img, where[k], blk);
+	}
+}
+
+START_TEST(test_counts)
+{
+	struct tu_tree t;
+	char *img = volume("counts.img", &t);
+
+	edit_cp(img, cp_plus_one);
+	uint64_t before = file_sum(img);
+	ck_assert_int_eq(fsck(img, "-f -n"), 4);
+	ck_assert_msg(file_sum(img) == before, "fsck -n wrote");
+	ck_assert_int_eq(fsck(img, "-f -p"), 1);
+	all_clean(img);
+	check_file(img, t.big, 6 << 20);
+	free(img);
+}
+END_TEST
+
+/* Edit inode ino's block on img. */
+static void edit_inode(const char *img, uint32_t ino, void (*edit)(struct zf_inode *ri, uint32_t arg),
+		       uint32_t arg)
+{
+	uint8_t blk[ZF_BLKSIZE];
+	uint32_t at = tu_node_addr(img, ino);
+
+	tu_blk_read(img, at, blk);
+	edit(&((struct zf_node *)blk)->i, arg);
+	tu_blk_write(img, at, blk);
+}
+
+static void set_links(struct zf_inode *ri, uint32_t n) { ri->i_links = zf_cpu_to_le32(n); }
+
+START_TEST(test_links)
+{
+	struct tu_tree t;
+	char *img = volume("links.img", &t);
+
+	edit_inode(img, t.file, set_links, 5);
+	ck_assert_int_eq(fsck(img, "-f -n"), 4);
+	ck_assert_int_eq(fsck(img, "-f -p"), 1);
+	all_clean(img);
+	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
+	struct zinode *zi;
+	ck_assert_int_eq(zlfs_iget(sbi, t.file, &zi), 0);
+	ck_assert_uint_eq(zf_le32_to_cpu(zi_raw(zi)->i_links), 1);
+	tu_fs_unmount(sbi);
+	free(img);
+}
+END_TEST
+
+/* Clear the bitmap bit of `name` in the root directory (inline, or its first blocks). */
+static void drop_root_entry(const char *img, const char *name)
+{
+	uint8_t blk[ZF_BLKSIZE], db[ZF_BLKSIZE];
+	uint32_t at = tu_node_addr(img, ZF_ROOT_INO);
+	struct zf_inode *ri = &((struct zf_node *)blk)->i;
+	size_t len = strlen(name);
+
+	tu_blk_read(img, at, blk);
+	if (ri->i_inline & ZF_INLINE_DENTRY) {
+		struct zf_inline_dentry *d = (struct zf_inline_dentry *)&ri->i_addr[ZF_INLINE_RESERVED];
+		for (unsigned int i = 0; i < ZF_NR_INLINE_DENTRY; i++)
+			if (zf_le_bit_test(d->bitmap, i) && zf_le16_to_cpu(d->dentry[i].name_len) == len &&
+			    !memcmp(d->filename[i], name, len)) {
+				zf_le_bit_clear(d->bitmap, i);
+				tu_blk_write(img, at, blk);
+				return;
+			}
+	} else {
+		for (unsigned int b = 0; b < 8 && ri->i_addr[b]; b++) {
+			struct zf_dentry_block *d = (struct zf_dentry_block *)db;
+			tu_blk_read(img, zf_le32_to_cpu(ri->i_addr[b]), db);
+			for (unsigned int i = 0; i < ZF_NR_DENTRY_IN_BLOCK; i++)
+				if (zf_le_bit_test(d->bitmap, i) &&
+				    zf_le16_to_cpu(d->dentry[i].name_len) == len &&
+				    !memcmp(d->filename[i], name, len)) {
+					zf_le_bit_clear(d->bitmap, i);
+					tu_blk_write(img, zf_le32_to_cpu(ri->i_addr[b]), db);
+					return;
+				}
+		}
+	}
+	ck_abort_msg("no entry %s in the root", name);
+}
+
+START_TEST(test_lost_found)
+{
+	struct tu_tree t;
+	char *img = volume("lost.img", &t);
+	char name[32];
+
+	drop_root_entry(img, "big");
+	ck_assert_int_eq(fsck(img, "-f -n"), 4);
+	ck_assert_int_eq(fsck(img, "-f -p"), 1);
+	all_clean(img);
+	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
+	uint32_t lf = tu_lookup(sbi, ZF_ROOT_INO, "lost+found");
+	snprintf(name, sizeof(name), "#%u", t.big);
+	ck_assert_uint_eq(tu_lookup(sbi, lf, name), t.big);
+	tu_fs_unmount(sbi);
+	check_file(img, t.big, 6 << 20);
+	free(img);
+}
+END_TEST
+
+static void take_addr(struct zf_inode *ri, uint32_t addr) { ri->i_addr[0] = zf_cpu_to_le32(addr); }
+
+START_TEST(test_duplicate)
+{
+	struct tu_tree t;
+	char *img = volume("dup.img", &t);
+	uint8_t blk[ZF_BLKSIZE];
+
+	tu_blk_read(img, tu_node_addr(img, t.file), blk);
+	uint32_t shared = zf_le32_to_cpu(((struct zf_node *)blk)->i.i_addr[0]);
+	tu_blk_read(img, tu_node_addr(img, t.big), blk);
+	uint32_t lost = zf_le32_to_cpu(((struct zf_node *)blk)->i.i_addr[0]);
+	ck_assert_uint_ne(shared, 0);
+	ck_assert_uint_ne(lost, 0);
+	edit_inode(img, t.big, take_addr, shared);   /* big's first block is now f's too */
+	ck_assert_int_eq(fsck(img, "-f -p"), 4);        /* clearing a pointer loses a block */
+	ck_assert_int_eq(fsck(img, "-f -y"), 1);
+	all_clean(img);
+	check_file(img, t.file, 65536);
+	free(img);
+}
+END_TEST
+
+static void zero_blocks(struct zf_inode *ri, uint32_t unused)
+{
+	(void)unused;
+	ri->i_blocks = 0;
+}
+
+START_TEST(test_bad_inode)
+{
+	struct tu_tree t;
+	char *img = volume("bad.img", &t);
+
+	edit_inode(img, t.link, zero_blocks, 0);
+	ck_assert_int_eq(fsck(img, "-f -p"), 4);   /* removing the entry loses a name */
+	ck_assert_int_eq(fsck(img, "-f -y"), 1);
+	all_clean(img);
+	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
+	struct zinode *root;
+	uint32_t ino;
+	uint8_t ft;
+	ck_assert_int_eq(zlfs_iget(sbi, ZF_ROOT_INO, &root), 0);
+	ck_assert_int_eq(zlfs_dir_lookup(sbi, root, "l", 1, &ino, &ft), -ENOENT);
+	tu_fs_unmount(sbi);
+	check_file(img, t.file, 65536);
+	free(img);
+}
+END_TEST
+
+START_TEST(test_ssa)
+{
+	struct tu_tree t;
+	char *img = volume("ssa.img", &t);
+	uint8_t blk[ZF_BLKSIZE];
+
+	/* big's first block, in a segment no log holds any more (6 MiB spans segments) */
+	tu_blk_read(img, tu_node_addr(img, t.big), blk);
+	uint32_t addr = zf_le32_to_cpu(((struct zf_node *)blk)->i.i_addr[0]);
+	tu_blk_read(img, 0, blk);
+	const struct zf_super *sb = (const struct zf_super *)(blk + ZF_SUPER_OFFSET);
+	uint32_t rel = addr - zf_le32_to_cpu(sb->main_blkaddr);
+	uint64_t ssa = zf_le32_to_cpu(sb->ssa_blkaddr) + rel / ZF_BLKS_PER_SEG;
+	tu_blk_read(img, ssa, blk);
+	struct zf_summary_block *s = (struct zf_summary_block *)blk;
+	s->entries[rel % ZF_BLKS_PER_SEG].nid = zf_cpu_to_le32(t.file);
+	tu_blk_write(img, ssa, blk);
+	ck_assert_int_eq(fsck(img, "-f -n"), 4);
+	ck_assert_int_eq(fsck(img, "-f -p"), 1);
+	all_clean(img);
+	free(img);
+}
+END_TEST
+
+START_TEST(test_superblock)
+{
+	struct tu_tree t;
+	char *img = volume("sb.img", &t);
+	uint8_t b0[ZF_BLKSIZE], b1[ZF_BLKSIZE];
+
+	tu_blk_read(img, 0, b0);
+	((struct zf_super *)(b0 + ZF_SUPER_OFFSET))->segment_count_main = zf_cpu_to_le32(12345);
+	tu_blk_write(img, 0, b0);
+	ck_assert_int_eq(fsck(img, "-f -n"), 4);
+	ck_assert_int_eq(fsck(img, "-f -p"), 1);
+	all_clean(img);
+	tu_blk_read(img, 0, b0);
+	tu_blk_read(img, 1, b1);
+	ck_assert(!memcmp(b0 + ZF_SUPER_OFFSET, b1 + ZF_SUPER_OFFSET, sizeof(struct zf_super)));
+	free(img);
+}
+END_TEST
+
+static Suite *fsck_suite(void)
+{
+	Suite *s = suite_create("fsck");
+	TCase *tc = tcase_create("fsck");
+	tcase_add_test(tc, test_clean);
+	tcase_add_test(tc, test_counts);
+	tcase_add_test(tc, test_links);
+	tcase_add_test(tc, test_lost_found);
+	tcase_add_test(tc, test_duplicate);
+	tcase_add_test(tc, test_bad_inode);
+	tcase_add_test(tc, test_ssa);
+	tcase_add_test(tc, test_superblock);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run(fsck_suite());
+}
