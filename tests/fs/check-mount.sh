@@ -39,6 +39,7 @@ SRC=$(cd "$(dirname "$0")/../.." && pwd)
 ZDEV=$B/fs/zlfs-zdev
 MKFS=$B/mkfs/mkfs.zlfs
 ZLFS=$B/fs/zlfs
+FSCK=$B/fsck/fsck.zlfs
 NOPS=${FSOPS_OPS:-10000}
 SECTIONS=" ${CHECK_MOUNT_SECTIONS:-fsops gc posix enospc sload} "
 want() { [[ $SECTIONS == *" $1 "* ]]; }
@@ -50,7 +51,7 @@ skip() { echo "check-mount: $*, skipped"; exit 77; }
 for t in fusermount3 fsck.f2fs dump.f2fs mkfs.f2fs sload.f2fs perl mountpoint; do
 	command -v $t >/dev/null || skip "$t not installed"
 done
-for f in "$ZDEV" "$MKFS" "$ZLFS"; do
+for f in "$ZDEV" "$MKFS" "$ZLFS" "$FSCK"; do
 	[ -x "$f" ] || { echo "check-mount: $f missing (build first)"; exit 1; }
 done
 
@@ -160,13 +161,20 @@ umnt() {
 	return 1
 }
 
-# fsck_clean IMG: fsck.f2fs --dry-run exits 0 and reports nothing failed.
+# fsck_clean IMG: fsck.f2fs --dry-run exits 0 and reports nothing failed,
+# and zlfs's own fsck.zlfs -f -n agrees (exit 0: two checkers, one verdict).
 fsck_clean() {
 	local out rc=0
 	out=$(fsck.f2fs --dry-run "$1" 2>&1) || rc=$?
 	if [ $rc != 0 ] || echo "$out" | grep -qE '\[(Fail|FAIL|ASSERT)\]|\[ASSERT|ASSERT:'; then
 		echo "$out" | grep -E 'Fail|FAIL|ASSERT|Error|error' | head -15 | sed 's/^/    /'
 		WHY="fsck.f2fs --dry-run $(basename "$1"): exit $rc, $(echo "$out" | grep -cE 'Fail|FAIL|ASSERT') failure lines"
+		return 1
+	fi
+	out=$("$FSCK" -f -n "$1" 2>&1) || rc=$?
+	if [ $rc != 0 ]; then
+		echo "$out" | head -15 | sed 's/^/    /'
+		WHY="fsck.zlfs -f -n $(basename "$1"): exit $rc where fsck.f2fs found nothing"
 		return 1
 	fi
 }
