@@ -54,7 +54,8 @@ done
 
 # fsck_dev NAME DEV [wp]: fsck.f2fs --dry-run must find nothing; with wp the
 # write pointers must have been checked too where fsck.f2fs can (it checks
-# them only when the first device is zoned)
+# them only when the first device is zoned); fsck.zlfs -f -n must find
+# nothing either
 fsck_dev() {
 	local out rc note=
 	out=$(fsck.f2fs --dry-run "$2" 2>&1 < /dev/null)
@@ -75,6 +76,15 @@ fsck_dev() {
 		fail "fsck.f2fs on the zoned device ($1)"
 	else
 		ok "fsck.f2fs on the zoned device ($1$note)"
+	fi
+	# zlfs's own checker must agree (zones' write pointers against the SIT too)
+	out=$("$build/fsck/fsck.zlfs" -f -n "$2" 2>&1 < /dev/null)
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		echo "$out" | head -15
+		fail "fsck.zlfs on the zoned device ($1)" "exit $rc"
+	else
+		ok "fsck.zlfs on the zoned device ($1)"
 	fi
 }
 
