@@ -2,8 +2,10 @@
  * fsck.h - fsck.zlfs: the state of one check of a volume, and the calls
  * between its files.
  *
- *   main.c    options, modes and exit codes (fsck(8)), the mounted-device
- *             refusal, the progress bar, the order of the passes
+ *   main.c    the command line: options, modes, the mounted-device refusal
+ *   run.c     one run (fsck_run): the order of the passes, the rounds of
+ *             repair, the exit code (fsck(8)); problems, -v and the
+ *             progress bar
  *   load.c    superblocks, checkpoint packs, NAT, SIT and SSA read and
  *             checked (zf_check_super / zf_check_cp); the roll-forward chain
  *   walk.c    the tree from the root: nodes, data blocks, xattrs, dentries,
@@ -141,6 +143,13 @@ struct fsck {
 	uint64_t fixed;
 	bool clean_unmount;
 };
+
+/*
+ * Check (and in PREEN / YES mode repair) the volume f->dev holds, opened
+ * from f->spec.  Returns the fsck(8) exit code; f->dev may have been
+ * closed and opened again (repairs of the tree mount the volume).
+ */
+int fsck_run(struct fsck *f);
 
 /* Report one inconsistency (printf-style); counted by the fix it needs. */
 void fsck_problem(struct fsck *f, enum fsck_fix fix, const char *fmt, ...)
