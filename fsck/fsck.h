@@ -118,7 +118,8 @@ struct fsck {
 	/* SIT, after its journal */
 	struct zf_sit_entry *sit;       /* per main segment */
 	uint8_t *sit_from_journal;      /* byte per segment */
-	struct zf_summary_block *ssa;   /* per main segment (current ones from the CP) */
+	struct zf_summary_block **ssa;  /* per main segment, read when needed (fsck_ssa_block) */
+	uint32_t *nids, nr_nids;        /* nids the NAT maps to a block, ascending */
 
 	/* what the walk found */
 	uint8_t *reach;                 /* bit per main block: some file owns it */
@@ -163,11 +164,14 @@ void fsck_progress(struct fsck *f, const char *what, uint64_t done, uint64_t tot
 int fsck_load(struct fsck *f);
 void fsck_unload(struct fsck *f);
 int fsck_read_block(struct fsck *f, uint64_t blkaddr, void *buf);
+/* Block blkaddr was written: a cached copy goes. */
+void fsck_read_drop(uint64_t blkaddr);
 bool fsck_is_main(const struct fsck *f, uint64_t blkaddr);
 /* Is blkaddr valid in the SIT as loaded? */
 bool fsck_sit_valid(const struct fsck *f, uint32_t blkaddr);
-/* The SSA entry of blkaddr (in the main area). */
-const struct zf_summary *fsck_ssa(const struct fsck *f, uint32_t blkaddr, uint8_t *type);
+/* The SSA entry of blkaddr (in the main area), and its block's type. */
+const struct zf_summary *fsck_ssa(struct fsck *f, uint32_t blkaddr, uint8_t *type);
+struct zf_summary_block *fsck_ssa_block(struct fsck *f, uint32_t segno);
 
 /* walk.c */
 int fsck_walk(struct fsck *f);

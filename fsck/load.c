@@ -1,10 +1,10 @@
 /*
  * load.c - fsck.zlfs: read and check the metadata areas: both superblock
  * copies, both checkpoint packs, the NAT and SIT with the checkpoint's
- * journals over them, the SSA (the current segments' summaries from the
- * checkpoint, as the kernel keeps them there), the orphan list, and the
- * roll-forward chain fsync left after the checkpoint.
+ * journals over them, the SSA, the orphan list, and the roll-forward chain
+ * fsync left after the checkpoint.
  *
+ * The SSA is read segment by segment as the walk needs it (fsck_ssa_block).
  * The first superblock copy that passes zf_check_super is used; of the
  * two packs, the newest intact one, unless it fails zf_check_cp and the
  * older passes (reported: repair then writes from the older).
@@ -16,18 +16,68 @@
 
 #include "fsck.h"
 
-static uint8_t *bounce;   /* device reads go through one aligned block */
+/*
+ * Reads go through a direct-mapped cache of aligned runs of RA_BLOCKS
+ * blocks: the metadata areas are read front to back, and nodes written one
+ * after another (a directory's inodes, say) sit together in their log, so
+ * one command serves many blocks.  A run the device will not read whole
+ * (past a zone's write pointer on some devices, across two devices of a
+ * volume) is read a block at a time.  fsck_unload and repair's writes
+ * drop what they make stale.
+ */
+#define RA_BLOCKS 128
+#define RA_SLOTS 64
+static struct ra_slot {
+	uint64_t run;             /* blkaddr / RA_BLOCKS, or UINT64_MAX: empty */
+	uint8_t *buf;
+	uint8_t *ok;              /* per block: read (a run read block by block may have holes) */
+} ra[RA_SLOTS];
+static uint8_t *bounce;
+
+static int ra_fill(struct fsck *f, struct ra_slot *s, uint64_t run)
+{
+	uint64_t first = run * RA_BLOCKS, n = RA_BLOCKS;
+
+	if (!s->buf && (!(s->buf = aligned_alloc(ZF_BLKSIZE, (size_t)RA_BLOCKS * ZF_BLKSIZE)) ||
+			!(s->ok = malloc(RA_BLOCKS))))
+		return -ENOMEM;
+	if (f->lay.block_count && first + n > f->lay.block_count)
+		n = f->lay.block_count - first;
+	s->run = run;
+	memset(s->ok, 0, RA_BLOCKS);
+	if (!zlfs_zdev_read(f->dev, s->buf, n * ZF_BLKSIZE, first * ZF_BLKSIZE)) {
+		memset(s->ok, 1, n);
+		return 0;
+	}
+	return 0;   /* nothing cached: fsck_read_block reads the block alone */
+}
+
+void fsck_read_drop(uint64_t blkaddr)
+{
+	struct ra_slot *s = &ra[(blkaddr / RA_BLOCKS) % RA_SLOTS];
+	if (s->run == blkaddr / RA_BLOCKS)
+		s->run = UINT64_MAX;
+}
 
 int fsck_read_block(struct fsck *f, uint64_t blkaddr, void *buf)
 {
 	if (f->lay.block_count && blkaddr >= f->lay.block_count)
 		return -ERANGE;
+	uint64_t run = blkaddr / RA_BLOCKS;
+	struct ra_slot *s = &ra[run % RA_SLOTS];
+	int ret;
+	if (f->lay.block_count && (!s->buf || s->run != run) && (ret = ra_fill(f, s, run)))
+		return ret;
+	if (f->lay.block_count && s->run == run && s->ok[blkaddr % RA_BLOCKS]) {
+		memcpy(buf, s->buf + (blkaddr % RA_BLOCKS) * ZF_BLKSIZE, ZF_BLKSIZE);
+		return 0;
+	}
 	if (!bounce && !(bounce = aligned_alloc(ZF_BLKSIZE, ZF_BLKSIZE)))
 		return -ENOMEM;
-	int ret = zlfs_zdev_read(f->dev, bounce, ZF_BLKSIZE, blkaddr * ZF_BLKSIZE);
-	if (!ret)
-		memcpy(buf, bounce, ZF_BLKSIZE);
-	return ret;
+	if ((ret = zlfs_zdev_read(f->dev, bounce, ZF_BLKSIZE, blkaddr * ZF_BLKSIZE)))
+		return ret;
+	memcpy(buf, bounce, ZF_BLKSIZE);
+	return 0;
 }
 
 bool fsck_is_main(const struct fsck *f, uint64_t blkaddr)
@@ -44,12 +94,42 @@ bool fsck_sit_valid(const struct fsck *f, uint32_t blkaddr)
 	return zf_msb_test(f->sit[rel / ZF_BLKS_PER_SEG].valid_map, rel % ZF_BLKS_PER_SEG);
 }
 
-const struct zf_summary *fsck_ssa(const struct fsck *f, uint32_t blkaddr, uint8_t *type)
+/*
+ * The SSA block of main segment segno, read when first asked for (only
+ * segments that hold something are): a current segment's summary is the
+ * checkpoint's (data logs; node logs after a clean unmount), as the kernel
+ * keeps it there.  An unreadable block reads as zeros, which every owner
+ * then disagrees with.  NULL only without memory.
+ */
+struct zf_summary_block *fsck_ssa_block(struct fsck *f, uint32_t segno)
 {
+	struct zf_summary_block *s = f->ssa[segno];
+
+	if (s)
+		return s;
+	if (!(s = calloc(1, sizeof(*s))))
+		return NULL;
+	if (fsck_read_block(f, zf_ssa_blkaddr(&f->lay, segno), s))
+		memset(s, 0, sizeof(*s));
+	for (int i = 0; i < ZF_NR_LOGS; i++) {
+		bool node = zf_log_is_node((unsigned int)i);
+		if (f->cur_seg[i] != segno || (node && !f->clean_unmount))
+			continue;
+		memcpy(s->entries, f->sums[i].entries, sizeof(s->entries));
+		s->footer.entry_type = node ? ZF_SUM_TYPE_NODE : ZF_SUM_TYPE_DATA;
+	}
+	f->ssa[segno] = s;
+	return s;
+}
+
+const struct zf_summary *fsck_ssa(struct fsck *f, uint32_t blkaddr, uint8_t *type)
+{
+	static const struct zf_summary none;
 	uint32_t rel = blkaddr - f->lay.main_blkaddr;
-	const struct zf_summary_block *s = &f->ssa[rel / ZF_BLKS_PER_SEG];
-	*type = s->footer.entry_type;
-	return &s->entries[rel % ZF_BLKS_PER_SEG];
+	const struct zf_summary_block *s = fsck_ssa_block(f, rel / ZF_BLKS_PER_SEG);
+
+	*type = s ? s->footer.entry_type : 0xff;
+	return s ? &s->entries[rel % ZF_BLKS_PER_SEG] : &none;
 }
 
 static int load_super(struct fsck *f)
@@ -293,6 +373,15 @@ static int load_nat(struct fsck *f, const struct zf_journal *nat_j)
 		f->nat_ver[nid] = nat_j->nat_j.entries[i].ne.version;
 		f->nat_from_journal[nid / 8] |= (uint8_t)(1u << (nid % 8));
 	}
+	/* the nids in use: what verify.c goes through instead of the whole NAT */
+	uint32_t used = 0;
+	for (uint32_t nid = ZF_ROOT_INO; nid < f->max_nid; nid++)
+		used += f->nat_addr[nid] != 0;
+	if (!(f->nids = malloc(((size_t)used + 1) * sizeof(uint32_t))))
+		return -ENOMEM;
+	for (uint32_t nid = ZF_ROOT_INO; nid < f->max_nid; nid++)
+		if (f->nat_addr[nid])
+			f->nids[f->nr_nids++] = nid;
 	/* reserved nids: the node and meta inodes hold the marker address 1, if anything */
 	for (uint32_t nid = 0; nid < ZF_ROOT_INO && nid < f->max_nid; nid++)
 		if (f->nat_addr[nid] > 1 || (!nid && f->nat_addr[nid]))
@@ -340,29 +429,6 @@ static int load_sit(struct fsck *f, const struct zf_journal *sit_j)
 	return 0;
 }
 
-/* SSA blocks; the current segments' summaries are the checkpoint's. */
-static int load_ssa(struct fsck *f)
-{
-	int ret;
-
-	f->ssa = calloc(f->nr_segs, sizeof(*f->ssa));
-	if (!f->ssa)
-		return -ENOMEM;
-	for (uint32_t s = 0; s < f->nr_segs; s++) {
-		if ((ret = fsck_read_block(f, zf_ssa_blkaddr(&f->lay, s), &f->ssa[s])))
-			return ret;
-		fsck_progress(f, "SSA", s + 1, f->nr_segs);
-	}
-	for (int i = 0; i < ZF_NR_LOGS; i++) {
-		bool node = zf_log_is_node((unsigned int)i);
-		if (node && !f->clean_unmount)
-			continue;   /* not in the pack: the SSA block is the summary */
-		memcpy(f->ssa[f->cur_seg[i]].entries, f->sums[i].entries, sizeof(f->sums[i].entries));
-		f->ssa[f->cur_seg[i]].footer.entry_type = node ? ZF_SUM_TYPE_NODE : ZF_SUM_TYPE_DATA;
-	}
-	return 0;
-}
-
 /*
  * The roll-forward chain: nodes fsync wrote after the checkpoint, from the
  * warm node log's position on, each footer carrying this checkpoint's
@@ -402,8 +468,10 @@ int fsck_load(struct fsck *f)
 	memset(&nat_j, 0, sizeof(nat_j));
 	memset(&sit_j, 0, sizeof(sit_j));
 	if ((ret = load_super(f)) || (ret = load_cp(f, &nat_j, &sit_j)) ||
-	    (ret = load_nat(f, &nat_j)) || (ret = load_sit(f, &sit_j)) || (ret = load_ssa(f)))
+	    (ret = load_nat(f, &nat_j)) || (ret = load_sit(f, &sit_j)))
 		return ret;
+	if (!(f->ssa = calloc(f->nr_segs, sizeof(*f->ssa))))
+		return -ENOMEM;
 	if (!f->clean_unmount)
 		find_chain(f);
 	return 0;
@@ -419,7 +487,10 @@ void fsck_unload(struct fsck *f)
 	free(f->nat_from_journal);
 	free(f->sit);
 	free(f->sit_from_journal);
+	for (uint32_t i = 0; f->ssa && i < f->nr_segs; i++)
+		free(f->ssa[i]);
 	free(f->ssa);
+	free(f->nids);
 	free(f->reach);
 	free(f->node_seen);
 	free(f->ino);
@@ -427,4 +498,10 @@ void fsck_unload(struct fsck *f)
 	free(f->tfix);
 	free(bounce);
 	bounce = NULL;
+	for (int i = 0; i < RA_SLOTS; i++) {
+		free(ra[i].buf);
+		free(ra[i].ok);
+		ra[i].buf = ra[i].ok = NULL;
+		ra[i].run = UINT64_MAX;
+	}
 }

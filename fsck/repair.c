@@ -39,6 +39,7 @@ static int write_block(struct fsck *f, uint64_t blkaddr, const void *buf)
 	if (!b && !(b = aligned_alloc(ZF_BLKSIZE, ZF_BLKSIZE)))
 		return -ENOMEM;
 	memcpy(b, buf, ZF_BLKSIZE);
+	fsck_read_drop(blkaddr);
 	return zlfs_zdev_write(f->dev, b, ZF_BLKSIZE, blkaddr * ZF_BLKSIZE);
 }
 
@@ -83,8 +84,8 @@ static int fix_sit(struct fsck *f)
 			if (f->cur_seg[i] == s)
 				type = (unsigned int)i;
 		if (type >= ZF_NR_LOGS)
-			type = f->ssa[s].footer.entry_type == ZF_SUM_TYPE_NODE ? ZF_LOG_WARM_NODE
-									: ZF_LOG_WARM_DATA;
+			type = fsck_ssa_block(f, s) && fsck_ssa_block(f, s)->footer.entry_type ==
+				ZF_SUM_TYPE_NODE ? ZF_LOG_WARM_NODE : ZF_LOG_WARM_DATA;
 		zf_sit_set(e, type, n);
 	}
 	for (uint32_t b = 0; b < nblocks; b++) {
@@ -150,24 +151,35 @@ static int fix_ssa(struct fsck *f)
 
 	if (!dirty)
 		return -ENOMEM;
-	for (uint32_t k = 0; k < f->nssafix; k++) {
+	for (uint32_t k = 0; k < f->nssafix && !ret; k++) {
 		uint32_t rel = f->ssafix[k].addr - f->lay.main_blkaddr, s = rel / ZF_BLKS_PER_SEG;
-		f->ssa[s].entries[rel % ZF_BLKS_PER_SEG] = f->ssafix[k].s;
-		f->ssa[s].footer.entry_type = f->ssafix[k].type;
+		struct zf_summary_block *b = fsck_ssa_block(f, s);
+		if (!b) {
+			ret = -ENOMEM;
+			break;
+		}
+		b->entries[rel % ZF_BLKS_PER_SEG] = f->ssafix[k].s;
+		b->footer.entry_type = f->ssafix[k].type;
 		dirty[s] = 1;
 	}
-	for (uint32_t s = 0; s < f->nr_segs; s++) {
+	for (uint32_t s = 0; s < f->nr_segs && !ret; s++) {
 		uint8_t want = zf_log_is_node(zf_sit_type(&f->sit[s])) ? ZF_SUM_TYPE_NODE
 								       : ZF_SUM_TYPE_DATA;
-		if (zf_sit_vblocks(&f->sit[s]) && f->ssa[s].footer.entry_type != want) {
-			f->ssa[s].footer.entry_type = want;
+		struct zf_summary_block *b = zf_sit_vblocks(&f->sit[s]) ? fsck_ssa_block(f, s) : NULL;
+		if (b && b->footer.entry_type != want) {
+			b->footer.entry_type = want;
 			dirty[s] = 1;
 		}
 	}
-	for (int i = 0; i < ZF_NR_LOGS; i++)   /* the pack carries these */
-		memcpy(f->sums[i].entries, f->ssa[f->cur_seg[i]].entries, sizeof(f->sums[i].entries));
+	for (int i = 0; i < ZF_NR_LOGS && !ret; i++) {   /* the pack carries these */
+		struct zf_summary_block *b = fsck_ssa_block(f, f->cur_seg[i]);
+		if (!b)
+			ret = -ENOMEM;
+		else
+			memcpy(f->sums[i].entries, b->entries, sizeof(f->sums[i].entries));
+	}
 	for (uint32_t s = 0; s < f->nr_segs && !ret; s++)
-		if (dirty[s] && !(ret = write_block(f, zf_ssa_blkaddr(&f->lay, s), &f->ssa[s])))
+		if (dirty[s] && !(ret = write_block(f, zf_ssa_blkaddr(&f->lay, s), f->ssa[s])))
 			f->fixed++;
 	free(dirty);
 	return ret;

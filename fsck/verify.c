@@ -56,7 +56,8 @@ static bool is_orphan(const struct fsck *f, uint32_t ino)
 static void check_unreachable(struct fsck *f)
 {
 	/* inodes first: walking one owns its nodes, which are then not unreachable */
-	for (uint32_t nid = ZF_ROOT_INO; nid < f->max_nid; nid++) {
+	for (uint32_t k = 0; k < f->nr_nids; k++) {
+		uint32_t nid = f->nids[k];
 		bool ok;
 		if (!f->nat_addr[nid] || BIT_TEST(f->node_seen, nid) || f->nat_ino[nid] != nid)
 			continue;
@@ -67,7 +68,8 @@ static void check_unreachable(struct fsck *f)
 		fsck_walk_queue(f);
 	}
 	uint64_t n = 0;
-	for (uint32_t nid = ZF_ROOT_INO; nid < f->max_nid; nid++) {
+	for (uint32_t k = 0; k < f->nr_nids; k++) {
+		uint32_t nid = f->nids[k];
 		if (!f->nat_addr[nid] || BIT_TEST(f->node_seen, nid))
 			continue;
 		if (++n <= 20 || f->verbose)
@@ -82,7 +84,8 @@ static void check_unreachable(struct fsck *f)
 
 static void check_links(struct fsck *f)
 {
-	for (uint32_t ino = ZF_ROOT_INO; ino < f->max_nid; ino++) {
+	for (uint32_t k = 0; k < f->nr_nids; k++) {
+		uint32_t ino = f->nids[k];
 		const struct fino *fi = &f->ino[ino];
 		if (fi->state != FINO_DONE || is_orphan(f, ino) || (fi->parent == ino && ino != ZF_ROOT_INO))
 			continue;   /* unreachable ones get their link in /lost+found */
@@ -134,10 +137,11 @@ static void check_sit(struct fsck *f, uint64_t *owned)
 		*owned += reached;
 		if (reached && zf_sit_type(e) >= ZF_NR_LOGS)
 			fsck_problem(f, FIX_META, "SIT of segment %u: type %u", s, zf_sit_type(e));
-		else if (reached && zf_log_is_node(zf_sit_type(e)) !=
-					    (f->ssa[s].footer.entry_type == ZF_SUM_TYPE_NODE))
+		else if (reached && fsck_ssa_block(f, s) &&
+			 zf_log_is_node(zf_sit_type(e)) !=
+				 (fsck_ssa_block(f, s)->footer.entry_type == ZF_SUM_TYPE_NODE))
 			fsck_problem(f, FIX_META, "segment %u: SIT type %u, SSA type %u", s,
-				     zf_sit_type(e), f->ssa[s].footer.entry_type);
+				     zf_sit_type(e), fsck_ssa_block(f, s)->footer.entry_type);
 	}
 	if (wrong > 20 && !f->verbose)
 		fprintf(stderr, "fsck.zlfs: ... %llu SIT bits wrong in all\n", (unsigned long long)wrong);
