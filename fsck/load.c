@@ -496,6 +496,7 @@ void fsck_unload(struct fsck *f)
 	free(f->ino);
 	free(f->queue);
 	free(f->tfix);
+	free(f->ssafix);
 	free(bounce);
 	bounce = NULL;
 	for (int i = 0; i < RA_SLOTS; i++) {
