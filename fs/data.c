@@ -73,6 +73,10 @@ int zlfs_write_meta_block(struct zlfs_sb *sbi, uint32_t blkaddr, const void *buf
 
 	if (sbi->fatal)
 		return -EROFS;
+	/* the checkpoint, SIT, NAT and SSA areas, nothing else (not the superblocks) */
+	if (blkaddr < sbi->lay.segment0_blkaddr || blkaddr >= sbi->lay.main_blkaddr)
+		return zlfs_corrupt(sbi, "a metadata write to block %u, outside [%u, %u)", blkaddr,
+				    sbi->lay.segment0_blkaddr, sbi->lay.main_blkaddr);
 	ret = zlfs_disp_rw(sbi->disp, ZLFS_OP_WRITE, (void *)buf, ZF_BLKSIZE,
 			   (uint64_t)blkaddr * ZF_BLKSIZE, ZLFS_BIO_NO_ZWL, NULL);
 	if (ret)
@@ -194,6 +198,11 @@ struct zlfs_wbatch *zlfs_write_submit(struct zlfs_sb *sbi, void *const *bufs,
 	wb->b.sbi = sbi;
 	wb->n = n;
 	wb->b.left = n;
+	bool outside = false;
+	for (uint32_t i = 0; i < n; i++)
+		outside |= !zlfs_is_main_blkaddr(sbi, addrs[i]);
+	if (outside)   /* log writes go to the main area only, whatever went wrong */
+		zlfs_corrupt(sbi, "a log write outside the main area");
 	if (sbi->fatal) {
 		wb->b.err = -EROFS;
 		wb->b.left = 0;

@@ -134,6 +134,7 @@ struct fsck {
 	uint32_t nssafix, ssafix_cap;
 	uint64_t owned;                 /* main blocks the walk owns (verify.c) */
 	uint32_t free_segs;             /* as fsck.f2fs counts them (verify.c) */
+	bool zones_fix;                 /* zones to reset or finish: repair mounts the volume */
 
 	/* roll-forward chain after the checkpoint */
 	uint32_t chain_nodes;

@@ -11,7 +11,8 @@
  *      NAT and SIT blocks now) and NOCRC_RECOVERY set, so the roll-forward
  *      chain fsync left still matches its version (as fsck.f2fs does);
  *   2. through the filesystem (an in-process mount, whose own recovery
- *      rolls the chain forward and fixes the zones first): link counts,
+ *      rolls the chain forward and resets or finishes zones as they need,
+ *      which is all some repairs take): link counts,
  *      i_blocks, entries naming damaged inodes, pointers to blocks owned
  *      twice or outside the main area, damaged xattrs, and inodes no
  *      directory names, linked into /lost+found as "#<ino>".  Preen mode
@@ -428,7 +429,7 @@ int fsck_repair(struct fsck *f)
 		if ((ret = repair_meta(f)))
 			return ret;
 	}
-	if (f->ntfix && (ret = repair_tree(f)))
+	if ((f->ntfix || f->zones_fix) && (ret = repair_tree(f)))
 		return ret;
 	if (!f->dev && (ret = zlfs_open_volume(f->spec, &f->dev, err, sizeof(err))))
 		fprintf(stderr, "fsck.zlfs: %s: %s\n", f->spec, err);

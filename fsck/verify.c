@@ -11,8 +11,11 @@
  *               against the bits, segment types against the SSA;
  *   counts      valid blocks, nodes and inodes against the checkpoint;
  *   zones       (zoned devices) blocks owned past a zone's write pointer
- *               are lost; logs not at their write pointers are left to the
- *               mount (it moves them, as the kernel does).
+ *               are lost; zones to reset (nothing in use, not empty) or to
+ *               finish (in use, still open) and logs not at their write
+ *               pointers are the mount's work (it does what the kernel
+ *               does): after a crash left for it, after a clean unmount
+ *               problems, which repair mounts the volume for.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -211,13 +214,35 @@ static void check_zones(struct fsck *f)
 		}
 		uint64_t wp = (z.wp - z.start) / ZF_BLKSIZE;   /* blocks written */
 		uint64_t first = (uint64_t)sec * per * ZF_BLKS_PER_SEG;
-		uint64_t lost = 0;
-		for (uint64_t b = wp; b < (uint64_t)per * ZF_BLKS_PER_SEG; b++)
-			lost += !!BIT_TEST(f->reach, first + b);
+		uint64_t lost = 0, used = 0;
+		for (uint64_t b = 0; b < (uint64_t)per * ZF_BLKS_PER_SEG; b++)
+			if (BIT_TEST(f->reach, first + b)) {
+				used++;
+				lost += b >= wp;
+			}
 		if (lost)
 			fsck_problem(f, FIX_MANUAL, "zone %u: %llu blocks in use past its write pointer "
 				     "(block %llu): never written", zone, (unsigned long long)lost,
 				     (unsigned long long)wp);
+		bool log = false;
+		for (int i = 0; i < ZF_NR_LOGS; i++)
+			log |= f->cur_seg[i] / per == sec;
+		/*
+		 * What a mount does with zones (zlfs_seg_fix_zones, the kernel's
+		 * fix_write_pointer): one no file uses is reset, one in use is
+		 * finished.  After a crash that is the next mount's work; after a
+		 * clean unmount it should have been done.
+		 */
+		const char *todo = log ? NULL : !used && z.cond != ZLFS_ZC_EMPTY ? "reset"
+					  : used && z.cond != ZLFS_ZC_FULL ? "finish" : NULL;
+		if (todo && f->clean_unmount) {
+			fsck_problem(f, FIX_TREE, "zone %u (%s, %llu blocks in use) to %s", zone,
+				     zlfs_zone_cond_str(z.cond), (unsigned long long)used, todo);
+			f->zones_fix = true;
+		} else if (todo) {
+			fsck_info(f, "zone %u (%s) to %s: the next mount does it", zone,
+				  zlfs_zone_cond_str(z.cond), todo);
+		}
 		fsck_progress(f, "zones", sec + 1, f->lay.section_count);
 	}
 	for (int i = 0; i < ZF_NR_LOGS; i++) {

@@ -16,6 +16,8 @@
  *   - an entry naming a damaged inode: -p leaves it, -y removes it;
  *   - a wrong SSA entry (GC's back-pointer): -p repairs;
  *   - a damaged first superblock copy: -p rewrites it from the second;
+ *   - a zone no file uses written to behind zlfs's back: reported, reset
+ *     by -p (the mount it runs for that does it);
  *   - usage errors exit 16; a missing device exits 8.
  */
 #include <check.h>
@@ -337,6 +339,36 @@ START_TEST(test_superblock)
 }
 END_TEST
 
+/* A zone no file uses, written to behind zlfs's back: -n reports it, -p has it reset. */
+START_TEST(test_zone_reset)
+{
+	struct tu_tree t;
+	char *img = volume("zone.img", &t);
+	struct zlfs_zdev *dev;
+	struct zlfs_zone z;
+	uint32_t nr = 1;
+	void *buf = aligned_alloc(ZF_BLKSIZE, ZF_BLKSIZE);
+
+	ck_assert_int_eq(zlfs_zdev_open(img, &dev), 0);
+	uint32_t last = zlfs_zdev_geom(dev)->nr_zones - 1;
+	ck_assert_int_eq(zlfs_zdev_report(dev, last, &z, &nr), 0);
+	ck_assert_int_eq(z.cond, ZLFS_ZC_EMPTY);
+	memset(buf, 0x5a, ZF_BLKSIZE);
+	ck_assert_int_eq(zlfs_zdev_write(dev, buf, ZF_BLKSIZE, z.start), 0);
+	zlfs_zdev_close(dev);
+	ck_assert_int_eq(fsck(img, "-f -n"), 4);
+	ck_assert_int_eq(fsck(img, "-f -p"), 1);
+	all_clean(img);
+	ck_assert_int_eq(zlfs_zdev_open(img, &dev), 0);
+	nr = 1;
+	ck_assert_int_eq(zlfs_zdev_report(dev, last, &z, &nr), 0);
+	ck_assert_int_eq(z.cond, ZLFS_ZC_EMPTY);
+	zlfs_zdev_close(dev);
+	free(buf);
+	free(img);
+}
+END_TEST
+
 static Suite *fsck_suite(void)
 {
 	Suite *s = suite_create("fsck");
@@ -349,6 +381,7 @@ static Suite *fsck_suite(void)
 	tcase_add_test(tc, test_bad_inode);
 	tcase_add_test(tc, test_ssa);
 	tcase_add_test(tc, test_superblock);
+	tcase_add_test(tc, test_zone_reset);
 	suite_add_tcase(s, tc);
 	return s;
 }
