@@ -86,5 +86,5 @@ zt=$(median fsck.zlfs 2) ft=$(median fsck.f2fs 2)
 zm=$(median fsck.zlfs 3) fm=$(median fsck.f2fs 3)
 echo
 echo "median: fsck.zlfs $zt s, $zm MiB; fsck.f2fs $ft s, $fm MiB"
-awk -v a="$zt" -v b="$ft" 'BEGIN { printf "time fsck.zlfs/fsck.f2fs = %.2fx\n", b > 0 ? a / b : 0 }'
-awk -v a="$zm" -v b="$fm" 'BEGIN { printf "memory fsck.zlfs/fsck.f2fs = %.2fx\n", b > 0 ? a / b : 0 }'
+awk -v a="$zt" -v b="$ft" 'BEGIN { printf "time fsck.zlfs/fsck.f2fs = %.2fx\n", (b > 0 ? a / b : 0) }'
+awk -v a="$zm" -v b="$fm" 'BEGIN { printf "memory fsck.zlfs/fsck.f2fs = %.2fx\n", (b > 0 ? a / b : 0) }'

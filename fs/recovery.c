@@ -114,6 +114,11 @@ static int block_landed(struct zlfs_sb *sbi, struct zrecovery *rc, uint32_t blka
 	return 0;
 }
 
+static bool is_inode_block(const struct zf_node *b)
+{
+	return zf_le32_to_cpu(b->footer.nid) == zf_le32_to_cpu(b->footer.ino) && zf_node_ofs(b) == 0;
+}
+
 /* The next chain block at *addr, or false when the chain ends there. */
 static bool chain_read(struct zlfs_sb *sbi, struct zrecovery *rc, uint8_t *seen, uint32_t addr,
 		       struct zf_node *blk)
@@ -139,12 +144,13 @@ static bool chain_read(struct zlfs_sb *sbi, struct zrecovery *rc, uint8_t *seen,
 	uint32_t nid = zf_le32_to_cpu(blk->footer.nid), ino = zf_le32_to_cpu(blk->footer.ino);
 	if (nid >= sbi->max_nid || ino >= sbi->max_nid || ino < ZF_ROOT_INO)
 		return false;
+	/* an inode block is checked before any of its fields steer the replay */
+	char why[200];
+	if (is_inode_block(blk) && zf_check_inode(blk, sbi->max_nid, why, sizeof(why))) {
+		fprintf(stderr, "zlfs: roll-forward: the chain ends at block %u: %s\n", addr, why);
+		return false;
+	}
 	return true;
-}
-
-static bool is_inode_block(const struct zf_node *b)
-{
-	return zf_le32_to_cpu(b->footer.nid) == zf_le32_to_cpu(b->footer.ino) && zf_node_ofs(b) == 0;
 }
 
 /*

@@ -117,6 +117,10 @@ static int load(struct zlfs_sb *sbi, struct zinode *zi, uint8_t *buf, unsigned i
 		memcpy(buf + ib, n->blk.xattr, ZF_XATTR_NODE_BYTES);
 	}
 	*cap = ib + ZF_XATTR_NODE_BYTES;
+	/* every entry whole inside the area: the walks below trust that */
+	char why[160];
+	if (zf_check_xattrs(buf, *cap, why, sizeof(why)))
+		return zlfs_corrupt(sbi, "inode %u: %s", zi->ino, why);
 	return 0;
 }
 
@@ -147,9 +151,6 @@ static struct zf_xattr_entry *find(uint8_t *buf, unsigned int cap, uint8_t index
 	size_t nl = strlen(name);
 
 	for (struct zf_xattr_entry *e = first_entry(buf); !is_last(e, buf, cap); e = next_entry(e)) {
-		if ((uint8_t *)e + zf_xattr_entry_size(e->e_name_len, zf_le16_to_cpu(e->e_value_size)) >
-		    buf + cap)
-			return NULL;
 		if (e->e_name_index == index && e->e_name_len == nl && !memcmp(e->e_name, name, nl))
 			return e;
 	}

@@ -303,6 +303,15 @@ static int lost_found(struct zlfs_sb *sbi, struct zinode **out)
 	return zlfs_create(sbi, &c, ZF_ROOT_INO, "lost+found", S_IFDIR | 0700, 0, NULL, out);
 }
 
+/* No xattrs left, inline or in a node (the node, unreached now, is freed next round). */
+static void drop_xattrs(struct zf_inode *ri)
+{
+	if (ri->i_inline & ZF_INLINE_XATTR)
+		memset(&ri->i_addr[ZF_ADDRS_PER_INODE - ZF_INLINE_XATTR_ADDRS], 0,
+		       ZF_INLINE_XATTR_ADDRS * 4);
+	ri->i_xattr_nid = 0;
+}
+
 static int tree_fix(struct zlfs_sb *sbi, const struct ftreefix *t)
 {
 	struct zinode *zi, *dir;
@@ -320,7 +329,7 @@ static int tree_fix(struct zlfs_sb *sbi, const struct ftreefix *t)
 		else if (t->what == TF_BLOCKS)
 			zi_raw(zi)->i_blocks = zf_cpu_to_le64(t->value);
 		else
-			zi_raw(zi)->i_xattr_nid = 0;
+			drop_xattrs(zi_raw(zi));
 		zlfs_inode_dirty(sbi, zi);
 		return 0;
 	case TF_DENTRY: {

@@ -289,10 +289,31 @@ static void walk_tree(struct fsck *f, struct iwalk *w, const struct zf_node *in)
 		}
 		base += k < ZF_NODE_IND1 ? dspan : ispan;
 	}
+	if (w->again)
+		return;
+	/* xattrs: the inline part, then the node's, every entry inside (zf_check_xattrs) */
 	uint32_t xnid = zf_le32_to_cpu(ri->i_xattr_nid);
+	unsigned int ib = (ri->i_inline & ZF_INLINE_XATTR) ? ZF_INLINE_XATTR_ADDRS * 4 : 0;
+	uint8_t *xbuf = calloc(1, ZF_INLINE_XATTR_ADDRS * 4 + ZF_BLKSIZE);
 	struct zf_node *xb = xnid ? malloc(sizeof(*xb)) : NULL;
-	if (xb && !w->again && !node_block(f, w, xnid, ZF_NODE_KIND_XATTR, ZF_XATTR_NODE_OFS, xb))
+	char why[200];
+	if (!xbuf || (xnid && !xb)) {
+		free(xbuf);
+		free(xb);
+		return;
+	}
+	memcpy(xbuf, &ri->i_addr[ZF_ADDRS_PER_INODE - ZF_INLINE_XATTR_ADDRS], ib);
+	if (xb && !node_block(f, w, xnid, ZF_NODE_KIND_XATTR, ZF_XATTR_NODE_OFS, xb)) {
 		fsck_tree_fix(f, w->ino, TF_XATTR, 0, w->ino);
+	} else {
+		if (xb)
+			memcpy(xbuf + ib, xb->xattr, ZF_XATTR_NODE_BYTES);
+		if (zf_check_xattrs(xbuf, ib + ZF_XATTR_NODE_BYTES, why, sizeof(why))) {
+			fsck_problem(f, FIX_TREE, "inode %u: %s", w->ino, why);
+			fsck_tree_fix(f, w->ino, TF_XATTR, 0, w->ino);
+		}
+	}
+	free(xbuf);
 	free(xb);
 }
 

@@ -417,3 +417,24 @@ int zf_check_inode(const struct zf_node *n, uint32_t max_nid, char *why, size_t 
 		}
 	return 0;
 }
+
+int zf_check_xattrs(const uint8_t *buf, unsigned int cap, char *why, size_t len)
+{
+	unsigned int at = sizeof(struct zf_xattr_header);
+
+	/* entries until a zero word, or the end, each wholly inside the area */
+	while (at + sizeof(struct zf_xattr_entry) <= cap) {
+		const struct zf_xattr_entry *e = (const struct zf_xattr_entry *)(buf + at);
+		uint32_t word;
+		memcpy(&word, e, sizeof(word));
+		if (!word)
+			return 0;
+		unsigned int size = zf_xattr_entry_size(e->e_name_len, zf_le16_to_cpu(e->e_value_size));
+		if (at + size > cap)
+			return fail(why, len, "xattr entry at byte %u (name %u, value %u bytes) runs past "
+				    "the %u-byte xattr area", at, e->e_name_len,
+				    zf_le16_to_cpu(e->e_value_size), cap);
+		at += size;
+	}
+	return 0;
+}

@@ -60,6 +60,13 @@ int zf_check_node_footer(const struct zf_node *n, uint32_t nid, uint32_t ino,
  */
 int zf_check_inode(const struct zf_node *n, uint32_t max_nid, char *why, size_t len);
 
+/*
+ * An inode's xattr area (header, then entries to a zero word; the inline
+ * part followed by the xattr node's, cap bytes in all): every entry lies
+ * wholly inside it.  The kernel's "xattr entry exceeds boundary".
+ */
+int zf_check_xattrs(const uint8_t *buf, unsigned int cap, char *why, size_t len);
+
 /* Largest file size in bytes F2FS's node tree maps (zlfs's inode layout). */
 uint64_t zf_max_file_bytes(void);
 

@@ -19,7 +19,8 @@
  *     i_nid past the NAT, i_blocks 0, no file type, a symlink longer than
  *     a block, inline data in a directory), a node pointer naming another
  *     file's node, an empty dentry name, a data block outside the main
- *     area: the operation gets EUCLEAN, the volume turns read-only
+ *     area, an xattr entry running past the xattr area: the operation gets
+ *     EUCLEAN, the volume turns read-only
  *     (EROFS for what follows) and unmounts without writing.
  */
 #include <check.h>
@@ -463,6 +464,54 @@ START_TEST(test_dentry_damage)
 }
 END_TEST
 
+/*
+ * An xattr entry whose lengths run past the xattr area (found by
+ * test_damage: removing it read 20 KiB past the buffer): EUCLEAN for list,
+ * get and remove alike, read-only after.
+ */
+START_TEST(test_xattr_damage)
+{
+	char *img = tu_fs_volume("xattr.img");
+	struct tu_tree t;
+	uint8_t blk[ZF_BLKSIZE];
+	struct zinode *zi;
+	char list[256];
+	size_t len;
+
+	tu_make_tree(img, &t);
+	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
+	ck_assert_int_eq(zlfs_iget(sbi, t.file, &zi), 0);
+	ck_assert_int_eq(zlfs_xattr_set(sbi, zi, "user.a", "1", 1, 0), 0);
+	ck_assert_int_eq(zlfs_xattr_set(sbi, zi, "user.b", "2", 1, 0), 0);
+	tu_fs_unmount(sbi);
+	/* the area starts inline when the inode has room there, else in the xattr node */
+	uint32_t at = tu_node_addr(img, t.file);
+	tu_blk_read(img, at, blk);
+	struct zf_inode *ri = &((struct zf_node *)blk)->i;
+	uint8_t *area = (uint8_t *)&ri->i_addr[ZF_ADDRS_PER_INODE - ZF_INLINE_XATTR_ADDRS];
+	if (!(ri->i_inline & ZF_INLINE_XATTR)) {
+		ck_assert_uint_ne(zf_le32_to_cpu(ri->i_xattr_nid), 0);
+		at = tu_node_addr(img, zf_le32_to_cpu(ri->i_xattr_nid));
+		tu_blk_read(img, at, blk);
+		area = blk;
+	}
+	struct zf_xattr_entry *e = (struct zf_xattr_entry *)(area + sizeof(struct zf_xattr_header));
+	ck_assert_int_eq(e->e_name_len, 1);
+	e->e_name_len = 0xff;
+	e->e_value_size = zf_cpu_to_le16(0x7fff);
+	tu_blk_write(img, at, blk);
+
+	sbi = tu_fs_mount(img, 0);
+	ck_assert_int_eq(zlfs_iget(sbi, t.file, &zi), 0);
+	ck_assert_int_eq(zlfs_xattr_list(sbi, zi, list, sizeof(list), &len), -EUCLEAN);
+	ck_assert_int_eq(zlfs_xattr_get(sbi, zi, "user.b", list, sizeof(list), &len), -EUCLEAN);
+	ck_assert_int_eq(zlfs_writable(sbi), -EROFS);
+	ck_assert_int_ne(zlfs_xattr_remove(sbi, zi, "user.a"), 0);
+	tu_fs_unmount(sbi);
+	free(img);
+}
+END_TEST
+
 static Suite *check_suite(void)
 {
 	Suite *s = suite_create("check");
@@ -478,6 +527,7 @@ static Suite *check_suite(void)
 	tcase_add_loop_test(tc, test_inode_damage, 0,
 			    (int)(sizeof(inode_cases) / sizeof(inode_cases[0])));
 	tcase_add_test(tc, test_dentry_damage);
+	tcase_add_test(tc, test_xattr_damage);
 	suite_add_tcase(s, tc);
 	return s;
 }
