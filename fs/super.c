@@ -228,6 +228,15 @@ void zlfs_cache_balance(struct zlfs_sb *sbi, bool quiet)
 	sbi->trim_retry = sbi->nr_nodes > sbi->node_cap ? sbi->nr_nodes + sbi->node_cap / 32 : 0;
 }
 
+void zlfs_opts_inprocess(struct zlfs_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	zlfs_disp_opts_default(&o->disp);
+	zlfs_gc_opts_default(&o->gc);
+	o->gc.mode = ZLFS_GC_OFF;
+	o->gc.cp_interval_ms = 0;
+}
+
 int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out, char *err,
 	       size_t errlen)
 {

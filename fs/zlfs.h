@@ -317,6 +317,12 @@ void zlfs_cache_unlock(struct zlfs_sb *sbi);
 int zlfs_open_volume(const char *spec, struct zlfs_zdev **out, char *err, size_t errlen);
 int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out, char *err,
 	       size_t errlen);
+/*
+ * Options for a mount inside another program (fsck.zlfs's repairs, the
+ * fuzzer, the tests): the defaults, no background GC and no timed
+ * checkpoint, so nothing runs but what the caller does.
+ */
+void zlfs_opts_inprocess(struct zlfs_opts *o);
 int zlfs_unmount(struct zlfs_sb *sbi);
 /*
  * The memory bound, checked as an operation starts (sbi->lock held): past

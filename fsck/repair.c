@@ -62,6 +62,17 @@ static int fix_super(struct fsck *f)
 	return 0;
 }
 
+/* Write blk at `at` unless that is what the device holds there (old). */
+static int rewrite(struct fsck *f, uint32_t at, const uint8_t *blk, const uint8_t *old)
+{
+	if (!memcmp(blk, old, ZF_BLKSIZE))
+		return 0;
+	int ret = write_block(f, at, blk);
+	if (!ret)
+		f->fixed++;
+	return ret;
+}
+
 /* The SIT from what the walk owns; every block of both journals' entries too. */
 static int fix_sit(struct fsck *f)
 {
@@ -98,11 +109,8 @@ static int fix_sit(struct fsck *f)
 		for (uint32_t k = 0; k < ZF_SIT_ENTRY_PER_BLOCK; k++)
 			if (b * ZF_SIT_ENTRY_PER_BLOCK + k < f->nr_segs)
 				sb->entries[k] = f->sit[b * ZF_SIT_ENTRY_PER_BLOCK + k];
-		if (!memcmp(blk, old, sizeof(blk)))
-			continue;
-		if ((ret = write_block(f, at, blk)))
+		if ((ret = rewrite(f, at, blk, old)))
 			return ret;
-		f->fixed++;
 	}
 	return 0;
 }
@@ -136,11 +144,8 @@ static int fix_nat(struct fsck *f)
 			nb->entries[k].ino = zf_cpu_to_le32(f->nat_ino[nid]);
 			nb->entries[k].version = f->nat_ver[nid];
 		}
-		if (!memcmp(blk, old, sizeof(blk)))
-			continue;
-		if ((ret = write_block(f, at, blk)))
+		if ((ret = rewrite(f, at, blk, old)))
 			return ret;
-		f->fixed++;
 	}
 	return 0;
 }
@@ -390,11 +395,7 @@ static int repair_tree(struct fsck *f)
 	char err[256];
 	int ret, done = 0, left = 0;
 
-	memset(&o, 0, sizeof(o));
-	zlfs_disp_opts_default(&o.disp);
-	zlfs_gc_opts_default(&o.gc);
-	o.gc.mode = ZLFS_GC_OFF;
-	o.gc.cp_interval_ms = 0;
+	zlfs_opts_inprocess(&o);
 	zlfs_zdev_close(f->dev);   /* the mount opens the volume itself */
 	f->dev = NULL;
 	if ((ret = zlfs_mount(f->spec, &o, &sbi, err, sizeof(err)))) {

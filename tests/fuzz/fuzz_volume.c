@@ -61,11 +61,7 @@ static void populate(void)
 	char err[256], name[32];
 	static char buf[1 << 20];
 
-	memset(&o, 0, sizeof(o));
-	zlfs_disp_opts_default(&o.disp);
-	zlfs_gc_opts_default(&o.gc);
-	o.gc.mode = ZLFS_GC_OFF;
-	o.gc.cp_interval_ms = 0;
+	zlfs_opts_inprocess(&o);
 	if (zlfs_mount(img, &o, &sbi, err, sizeof(err))) {
 		fprintf(stderr, "fuzz_volume: mount: %s\n", err);
 		abort();
@@ -231,11 +227,7 @@ static void mount_walk(bool rw)
 	struct zlfs_sb *sbi;
 	char err[256];
 
-	memset(&o, 0, sizeof(o));
-	zlfs_disp_opts_default(&o.disp);
-	zlfs_gc_opts_default(&o.gc);
-	o.gc.mode = ZLFS_GC_OFF;
-	o.gc.cp_interval_ms = 0;
+	zlfs_opts_inprocess(&o);
 	o.ro = !rw;
 	o.cache_mb = 8;
 	if (zlfs_mount(img, &o, &sbi, err, sizeof(err)))

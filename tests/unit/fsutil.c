@@ -41,11 +41,7 @@ struct zlfs_sb *tu_fs_mount(const char *img, uint32_t cache_mb)
 	struct zlfs_sb *sbi;
 	char err[256];
 
-	memset(&o, 0, sizeof(o));
-	zlfs_disp_opts_default(&o.disp);
-	zlfs_gc_opts_default(&o.gc);
-	o.gc.mode = ZLFS_GC_OFF;
-	o.gc.cp_interval_ms = 0;   /* no checkpoint but the ones the test makes */
+	zlfs_opts_inprocess(&o);
 	o.cache_mb = cache_mb;
 	ck_assert_msg(zlfs_mount(img, &o, &sbi, err, sizeof(err)) == 0, "mount: %s", err);
 	pthread_mutex_lock(&sbi->lock);

@@ -39,11 +39,7 @@ static int try_mount(const char *img, struct zlfs_sb **sbi, char *err, size_t le
 {
 	struct zlfs_opts o;
 
-	memset(&o, 0, sizeof(o));
-	zlfs_disp_opts_default(&o.disp);
-	zlfs_gc_opts_default(&o.gc);
-	o.gc.mode = ZLFS_GC_OFF;
-	o.gc.cp_interval_ms = 0;
+	zlfs_opts_inprocess(&o);
 	err[0] = 0;
 	return zlfs_mount(img, &o, sbi, err, len);
 }
