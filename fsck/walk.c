@@ -263,7 +263,10 @@ static void walk_tree(struct fsck *f, struct iwalk *w, const struct zf_node *in)
 	unsigned int xw = zf_inline_xattr_words(ri, false);
 	unsigned int direct = ZF_ADDRS_PER_INODE - xw;
 
-	if (!(ri->i_inline & (ZF_INLINE_DATA | ZF_INLINE_DENTRY)))
+	/* device nodes keep their number in i_addr (F2FS's old and new encodings), not blocks */
+	unsigned int mode = zf_le16_to_cpu(ri->i_mode);
+	bool blocks = S_ISREG(mode) || S_ISDIR(mode) || S_ISLNK(mode);
+	if (blocks && !(ri->i_inline & (ZF_INLINE_DATA | ZF_INLINE_DENTRY)))
 		for (unsigned int i = 0; i < direct; i++)
 			data_block(f, w, w->ino, i, zf_le32_to_cpu(ri->i_addr[i]), i);
 	uint64_t base = direct;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -109,6 +110,11 @@ void tu_make_tree(const char *img, struct tu_tree *t)
 	ck_assert_int_eq(zlfs_create(sbi, &c, ZF_ROOT_INO, "i", S_IFREG | 0644, 0, NULL, &zi), 0);
 	t->inl = zi->ino;
 	ck_assert_int_eq(zlfs_file_write(sbi, zi, "tiny", 4, 0), 0);
+	/* device numbers in i_addr, F2FS's old encoding and its new one: no block addresses */
+	ck_assert_int_eq(zlfs_create(sbi, &c, ZF_ROOT_INO, "c", S_IFCHR | 0644, makedev(1, 3), NULL,
+				     &zi), 0);
+	ck_assert_int_eq(zlfs_create(sbi, &c, ZF_ROOT_INO, "b", S_IFBLK | 0644, makedev(259, 70000),
+				     NULL, &zi), 0);
 	tu_fs_unmount(sbi);
 }
 

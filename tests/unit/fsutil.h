@@ -34,7 +34,8 @@ void tu_blk_write(const char *img, uint64_t blk, const void *buf);
 /*
  * A small tree on img, checkpointed and unmounted: directory /d with 300
  * files (dentry blocks, not inline), /f with 64 KiB, /big with 6 MiB
- * (direct nodes), the symlink /l -> target, /i with 4 bytes inline.
+ * (direct nodes), the symlink /l -> target, /i with 4 bytes inline, the
+ * device nodes /c and /b (device numbers in i_addr, old and new encoding).
  */
 struct tu_tree {
 	uint32_t dir, file, big, link, inl;
