@@ -11,11 +11,11 @@
  *               against the bits, segment types against the SSA;
  *   counts      valid blocks, nodes and inodes against the checkpoint;
  *   zones       (zoned devices) blocks owned past a zone's write pointer
- *               are lost; zones to reset (nothing in use, not empty) or to
- *               finish (in use, still open) and logs not at their write
- *               pointers are the mount's work (it does what the kernel
- *               does): after a crash left for it, after a clean unmount
- *               problems, which repair mounts the volume for.
+ *               are lost; a zone to reset (nothing in use, not empty) is a
+ *               problem after a clean unmount, which repair mounts the
+ *               volume for; zones to finish (in use, still open), logs not
+ *               at their write pointers and, after a crash, zones to reset
+ *               are the next mount's work (it does what the kernel does).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -228,20 +228,25 @@ static void check_zones(struct fsck *f)
 		for (int i = 0; i < ZF_NR_LOGS; i++)
 			log |= f->cur_seg[i] / per == sec;
 		/*
-		 * What a mount does with zones (zlfs_seg_fix_zones, the kernel's
-		 * fix_write_pointer): one no file uses is reset, one in use is
-		 * finished.  After a crash that is the next mount's work; after a
-		 * clean unmount it should have been done.
+		 * A zone no file uses but written to: after a clean unmount a
+		 * problem (its reset is due at the checkpoint that freed it),
+		 * after a crash the next mount's work.  A zone in use left open
+		 * (not a log's) is normal: the kernel's F2FS leaves the data logs'
+		 * old zones so after its recovery, and the next mount finishes
+		 * them (zlfs_seg_fix_zones, the kernel's check_zone_write_pointer).
 		 */
-		const char *todo = log ? NULL : !used && z.cond != ZLFS_ZC_EMPTY ? "reset"
-					  : used && z.cond != ZLFS_ZC_FULL ? "finish" : NULL;
-		if (todo && f->clean_unmount) {
-			fsck_problem(f, FIX_TREE, "zone %u (%s, %llu blocks in use) to %s", zone,
-				     zlfs_zone_cond_str(z.cond), (unsigned long long)used, todo);
-			f->zones_fix = true;
-		} else if (todo) {
-			fsck_info(f, "zone %u (%s) to %s: the next mount does it", zone,
-				  zlfs_zone_cond_str(z.cond), todo);
+		if (!log && !used && z.cond != ZLFS_ZC_EMPTY) {
+			if (f->clean_unmount) {
+				fsck_problem(f, FIX_TREE, "zone %u (%s) holds nothing in use: to reset",
+					     zone, zlfs_zone_cond_str(z.cond));
+				f->zones_fix = true;
+			} else {
+				fsck_info(f, "zone %u (%s) to reset: the next mount does it", zone,
+					  zlfs_zone_cond_str(z.cond));
+			}
+		} else if (!log && used && z.cond != ZLFS_ZC_FULL) {
+			fsck_info(f, "zone %u (%s, %llu blocks in use) to finish: the next mount does it",
+				  zone, zlfs_zone_cond_str(z.cond), (unsigned long long)used);
 		}
 		fsck_progress(f, "zones", sec + 1, f->lay.section_count);
 	}
