@@ -683,11 +683,7 @@ uint32_t *zlfs_dnode_addrs(struct znode *dn, unsigned int *nr)
 
 uint64_t zlfs_max_file_blocks(void)
 {
-	uint64_t b = ZF_ADDRS_PER_INODE - ZF_INLINE_XATTR_ADDRS;
-	b += 2ull * ZF_ADDRS_PER_BLOCK;
-	b += 2ull * ZF_ADDRS_PER_BLOCK * ZF_NIDS_PER_BLOCK;
-	b += (uint64_t)ZF_ADDRS_PER_BLOCK * ZF_NIDS_PER_BLOCK * ZF_NIDS_PER_BLOCK;
-	return b;
+	return zf_max_file_bytes() / ZF_BLKSIZE;   /* the node tree's reach (check.c) */
 }
 
 /*

@@ -405,7 +405,8 @@ int zf_check_inode(const struct zf_node *n, uint32_t max_nid, char *why, size_t 
 			    zf_le32_to_cpu(ri->i_current_depth), ZF_MAX_DIR_HASH_DEPTH);
 	if (S_ISLNK(mode) && size >= ZF_BLKSIZE)
 		return fail(why, len, "inode %u: symlink of %llu bytes", ino, (unsigned long long)size);
-	if (size > zf_max_file_bytes())
+	/* zlfs sizes a file up to the end of its last mappable block's 4 KiB */
+	if (size / ZF_BLKSIZE > zf_max_file_bytes() / ZF_BLKSIZE)
 		return fail(why, len, "inode %u: i_size %llu past the largest file", ino,
 			    (unsigned long long)size);
 	if (!(inl & (ZF_INLINE_DATA | ZF_INLINE_DENTRY)))
