@@ -61,6 +61,7 @@ struct fino {
 	uint32_t parent;       /* directory that named it first (directories' ".." check) */
 	uint8_t  state;        /* FINO_* */
 	bool dir;
+	uint8_t ftype;         /* the file type its mode gives (zlfs_ftype) */
 };
 enum { FINO_NONE = 0, FINO_QUEUED, FINO_DONE, FINO_BAD };
 

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 
 #include "fsck.h"
+#include "zlfs.h"
 
 #define BIT_TEST(m, i) ((m)[(i) / 8] & (1u << ((i) % 8)))
 #define BIT_SET(m, i)  ((m)[(i) / 8] |= (uint8_t)(1u << ((i) % 8)))
@@ -410,7 +411,7 @@ static void check_dentries(struct fsck *f, uint32_t dir, const struct zf_inode *
 						f->ino[dir].links++;   /* its ".." */
 					else
 						c->links++;
-					if (ft != (c->dir ? ZF_FT_DIR : ft) || ft >= ZF_FT_MAX || ft == ZF_FT_UNKNOWN)
+					if (ft != c->ftype)
 						dentry_bad(f, dir, blk, i, "\"%s\" (inode %u): wrong file type",
 							   name, ino);
 				}
@@ -493,6 +494,7 @@ int fsck_walk_inode(struct fsck *f, uint32_t ino, uint32_t parent, bool *ok)
 	}
 	unsigned int mode = zf_le16_to_cpu(in->i.i_mode);
 	fi->dir = S_ISDIR(mode);
+	fi->ftype = zlfs_ftype(mode);
 	fi->disk_links = zf_le32_to_cpu(in->i.i_links);
 	fi->state = FINO_DONE;
 	w.collect = fi->dir;

@@ -11,6 +11,8 @@
  *   - checkpoint counts off (the mount refuses such a volume): -p repairs;
  *   - a wrong link count: -p repairs, the inode has its real count;
  *   - a dentry lost: the inode goes to /lost+found with its data (-p);
+ *   - an entry with another file type than its inode's: -y removes it, the
+ *     inode goes to /lost+found;
  *   - a block owned by two files: -p leaves it (exit 4: repairing loses a
  *     block), -y clears the second pointer and fixes i_blocks;
  *   - an entry naming a damaged inode: -p leaves it, -y removes it;
@@ -191,8 +193,11 @@ START_TEST(test_links)
 }
 END_TEST
 
-/* Clear the bitmap bit of `name` in the root directory (inline, or its first blocks). */
-static void drop_root_entry(const char *img, const char *name)
+/*
+ * Clear the bitmap bit of `name` in the root directory (inline, or its
+ * first blocks), or, with ftype, give its entry that file type instead.
+ */
+static void edit_root_entry(const char *img, const char *name, uint8_t ftype)
 {
 	uint8_t blk[ZF_BLKSIZE], db[ZF_BLKSIZE];
 	uint32_t at = tu_node_addr(img, ZF_ROOT_INO);
@@ -205,7 +210,10 @@ static void drop_root_entry(const char *img, const char *name)
 		for (unsigned int i = 0; i < ZF_NR_INLINE_DENTRY; i++)
 			if (zf_le_bit_test(d->bitmap, i) && zf_le16_to_cpu(d->dentry[i].name_len) == len &&
 			    !memcmp(d->filename[i], name, len)) {
-				zf_le_bit_clear(d->bitmap, i);
+				if (ftype)
+					d->dentry[i].file_type = ftype;
+				else
+					zf_le_bit_clear(d->bitmap, i);
 				tu_blk_write(img, at, blk);
 				return;
 			}
@@ -217,7 +225,10 @@ static void drop_root_entry(const char *img, const char *name)
 				if (zf_le_bit_test(d->bitmap, i) &&
 				    zf_le16_to_cpu(d->dentry[i].name_len) == len &&
 				    !memcmp(d->filename[i], name, len)) {
-					zf_le_bit_clear(d->bitmap, i);
+					if (ftype)
+						d->dentry[i].file_type = ftype;
+					else
+						zf_le_bit_clear(d->bitmap, i);
 					tu_blk_write(img, zf_le32_to_cpu(ri->i_addr[b]), db);
 					return;
 				}
@@ -232,7 +243,7 @@ START_TEST(test_lost_found)
 	char *img = volume("lost.img", &t);
 	char name[32];
 
-	drop_root_entry(img, "big");
+	edit_root_entry(img, "big", 0);
 	ck_assert_int_eq(fsck(img, "-f -n"), 4);
 	ck_assert_int_eq(fsck(img, "-f -p"), 1);
 	all_clean(img);
@@ -242,6 +253,25 @@ START_TEST(test_lost_found)
 	ck_assert_uint_eq(tu_lookup(sbi, lf, name), t.big);
 	tu_fs_unmount(sbi);
 	check_file(img, t.big, 6 << 20);
+	free(img);
+}
+END_TEST
+
+/* An entry whose file type is not its inode's: -y removes it, the inode goes to /lost+found. */
+START_TEST(test_ftype)
+{
+	struct tu_tree t;
+	char *img = volume("ftype.img", &t);
+	char name[32];
+
+	edit_root_entry(img, "f", ZF_FT_SYMLINK);
+	ck_assert_int_eq(fsck(img, "-f -n"), 4);
+	ck_assert_int_eq(fsck(img, "-f -y"), 1);
+	all_clean(img);
+	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
+	snprintf(name, sizeof(name), "#%u", t.file);
+	ck_assert_uint_eq(tu_lookup(sbi, tu_lookup(sbi, ZF_ROOT_INO, "lost+found"), name), t.file);
+	tu_fs_unmount(sbi);
 	free(img);
 }
 END_TEST
@@ -377,6 +407,7 @@ static Suite *fsck_suite(void)
 	tcase_add_test(tc, test_counts);
 	tcase_add_test(tc, test_links);
 	tcase_add_test(tc, test_lost_found);
+	tcase_add_test(tc, test_ftype);
 	tcase_add_test(tc, test_duplicate);
 	tcase_add_test(tc, test_bad_inode);
 	tcase_add_test(tc, test_ssa);
