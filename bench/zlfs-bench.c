@@ -3,6 +3,7 @@
  *
  *   zlfs-bench --device SPEC --mode zwl|nolock|zwp --zones N --bs SIZE --qd N --ios N
  *              [--conv] [--merges] [--set KEY=VAL]...
+ *   zlfs-bench --help | --version
  *
  * It resets the zones, writes sequentially into N sequential zones (or N
  * conventional ones with --conv: the ceiling with no ordering constraint),
@@ -30,6 +31,10 @@
 #include <time.h>
 
 #include "zlfs/disp.h"
+
+#ifndef ZLFS_VERSION
+#define ZLFS_VERSION "unknown"
+#endif
 
 #define BLK_MAGIC 0x5a4c4653424e4348ull   /* "ZLFSBNCH" */
 
@@ -196,11 +201,23 @@ static uint64_t verify(struct bench *b, uint64_t *read_err)
 	return bad;
 }
 
-static void usage(void)
+static void usage(FILE *f)
 {
-	fprintf(stderr,
+	fprintf(f,
 		"usage: zlfs-bench --device SPEC --mode zwl|nolock|zwp --zones N --bs SIZE --qd N --ios N\n"
-		"                  [--conv] [--merges] [--set KEY=VAL]...\n");
+		"                  [--conv] [--merges] [--set KEY=VAL]...\n"
+		"Write N zones through the dispatcher, read them back and check every block.\n"
+		"  -d, --device SPEC     the device (a device spec, as zlfs-zdev takes)\n"
+		"  -m, --mode MODE       write ordering: zwl, nolock or zwp\n"
+		"  -z, --zones N         zones written round robin (default 1)\n"
+		"  -b, --bs SIZE         size of each write (default 4096)\n"
+		"  -q, --qd N            writes in flight (default 32)\n"
+		"  -n, --ios N           writes in all (default 10000)\n"
+		"  -c, --conv            conventional zones instead of sequential ones\n"
+		"  -M, --merges          let the dispatcher merge adjacent writes\n"
+		"  -s, --set KEY=VAL     a dispatcher tunable (repeatable)\n"
+		"  -h, --help            this text\n"
+		"  -V, --version         the version\n");
 }
 
 int main(int argc, char **argv)
@@ -216,6 +233,7 @@ int main(int argc, char **argv)
 		{ "merges", no_argument, NULL, 'M' },
 		{ "set", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct zlfs_disp_opts o;
@@ -227,7 +245,7 @@ int main(int argc, char **argv)
 
 	memset(&b, 0, sizeof(b));
 	zlfs_disp_opts_default(&o);
-	while ((c = getopt_long(argc, argv, "d:m:z:b:q:n:cMs:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:m:z:b:q:n:cMs:hV", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': spec = optarg; break;
 		case 'm':
@@ -239,7 +257,7 @@ int main(int argc, char **argv)
 		case 'z': nz = strtoull(optarg, NULL, 0); break;
 		case 'b':
 			if (zlfs_parse_size(optarg, &bs)) {
-				usage();
+				usage(stderr);
 				return 2;
 			}
 			break;
@@ -250,7 +268,7 @@ int main(int argc, char **argv)
 		case 's': {
 			char *eq = strchr(optarg, '=');
 			if (!eq) {
-				usage();
+				usage(stderr);
 				return 2;
 			}
 			*eq = '\0';
@@ -260,11 +278,13 @@ int main(int argc, char **argv)
 			}
 			break;
 		}
-		default: usage(); return c == 'h' ? 0 : 2;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("zlfs-bench %s\n", ZLFS_VERSION); return 0;
+		default: usage(stderr); return 2;
 		}
 	}
 	if (!spec || !nz || !qd || !ios || optind != argc) {
-		usage();
+		usage(stderr);
 		return 2;
 	}
 	o.nomerges = !merges;

@@ -21,11 +21,13 @@
  * Not root: the unmount goes through fusermount3 -u, as for any user mount.
  * -l (lazy) does not wait: the daemon stays until the last user goes.
  * Options umount(8) passes helpers and that mean nothing here (-n, -r,
- * -t TYPE) are accepted; -N NAMESPACE enters that mount namespace first.
+ * -t TYPE, -o OPTIONS) are accepted; -N NAMESPACE enters that mount
+ * namespace first.  -h/--help, -V/--version as every zlfs program.
  * Exit status as umount(8)'s: 0, 1 usage, 2 system error, 32 unmount failed.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <poll.h>
 #include <sched.h>
@@ -42,14 +44,28 @@
 
 #define PID_XATTR "user.zlfs.pid"
 
+#ifndef ZLFS_VERSION
+#define ZLFS_VERSION "unknown"
+#endif
+
 static const char *prog = "zlfs-umount";
 static bool verbose;
 
-static void usage(void)
+static void usage(FILE *f)
 {
-	fprintf(stderr, "usage: %s [-l] [-f] [-v] [-N NAMESPACE] MOUNTPOINT\n"
+	fprintf(f, "usage: %s [-l] [-f] [-v] [-N NAMESPACE] MOUNTPOINT\n"
 		"Unmount a zlfs filesystem and wait until its daemon has written the final\n"
-		"checkpoint and let go of the device.\n", prog);
+		"checkpoint and let go of the device.\n"
+		"  -l              lazy: detach now, do not wait for the daemon\n"
+		"  -f              force (MNT_FORCE)\n"
+		"  -v              say what happens\n"
+		"  -N NAMESPACE    unmount in that mount namespace (a pid or an ns file)\n"
+		"  -n, -r, -t TYPE, -o OPTIONS\n"
+		"                  passed by umount(8) to its helpers: accepted, ignored\n"
+		"  -h, --help      this text\n"
+		"  -V, --version   the version\n"
+		"Exit status: 0, 1 usage, 2 system error, 32 unmount failed.\n"
+		"See zlfs-umount(8).\n", prog);
 }
 
 /* The daemon's pid as the mount tells it, or 0 (no answer: see the file comment). */
@@ -123,20 +139,27 @@ int main(int argc, char **argv)
 
 	if (argv[0] && strstr(argv[0], "umount.fuse"))
 		prog = "umount.fuse.zlfs";
+	static const struct option lo[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+
 	/* umount(8) puts the mount point first, options after: getopt permutes */
-	while ((opt = getopt(argc, argv, "lfvnrht:N:o:")) != -1) {
+	while ((opt = getopt_long(argc, argv, "lfvnrhVt:N:o:", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'l': lazy = true; break;
 		case 'f': force = true; break;
 		case 'v': verbose = true; break;
 		case 'N': ns = optarg; break;
 		case 'n': case 'r': case 't': case 'o': break;
-		case 'h': usage(); return 0;
-		default: usage(); return 1;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("%s %s\n", prog, ZLFS_VERSION); return 0;
+		default: usage(stderr); return 1;
 		}
 	}
 	if (optind != argc - 1) {
-		usage();
+		usage(stderr);
 		return 1;
 	}
 	mnt = argv[optind];

@@ -1,6 +1,7 @@
 /*
  * main.c - fsck.zlfs [-n|-p|-a|-y] [-f] [-v] DEVICE: check a zlfs (F2FS
- * format) volume and, asked to, repair it.
+ * format) volume and, asked to, repair it.  Also fsck.fuse.zlfs (a link);
+ * -h/--help and -V/--version as every zlfs program (man/fsck.zlfs.8).
  *
  * Modes and exit codes follow fsck(8): 0 clean, 1 errors corrected, 4
  * errors left uncorrected, 8 operational error, 16 usage.  -n checks and
@@ -23,6 +24,10 @@
 #include "fsck.h"
 #include "zlfs.h"
 
+#ifndef ZLFS_VERSION
+#define ZLFS_VERSION "unknown"
+#endif
+
 /* Is spec (or the file it names) the source of a mounted filesystem? */
 static bool mounted(const char *spec)
 {
@@ -43,16 +48,22 @@ static bool mounted(const char *spec)
 	return found;
 }
 
-static void usage(void)
+static const char *prog = "fsck.zlfs";
+
+static void usage(FILE *f)
 {
-	fprintf(stderr,
-		"usage: fsck.zlfs [-n|-p|-a|-y] [-f] [-v] DEVICE\n"
-		"  -n     check only: answer no to every repair, write nothing\n"
+	fprintf(f,
+		"usage: %s [-n|-p|-a|-y] [-f] [-v] DEVICE\n"
+		"Check a zlfs volume and, asked to, repair it.\n"
+		"  -n     check only: answer no to every repair, write nothing (the default)\n"
 		"  -p -a  repair what loses nothing, without asking\n"
 		"  -y     repair everything (entries naming damaged inodes are removed)\n"
 		"  -f     check even a volume that was unmounted cleanly\n"
 		"  -v     say more\n"
-		"exit: 0 clean, 1 errors corrected, 4 errors left, 8 operational error\n");
+		"  -h, --help     this text\n"
+		"  -V, --version  the version\n"
+		"exit: 0 clean, 1 errors corrected, 4 errors left, 8 operational error, 16 usage\n"
+		"See fsck.zlfs(8).\n", prog);
 }
 
 int main(int argc, char **argv)
@@ -61,10 +72,19 @@ int main(int argc, char **argv)
 	char err[256];
 	int c, ret;
 
+	static const struct option lo[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+
+	/* also installed as fsck.fuse.zlfs, what fsck(8) runs for type fuse.zlfs */
+	if (argv[0] && strstr(argv[0], "fsck.fuse.zlfs"))
+		prog = "fsck.fuse.zlfs";
 	memset(&f, 0, sizeof(f));
 	f.mode = FSCK_MODE_CHECK;
 	bool chosen = false;
-	while ((c = getopt(argc, argv, "npayfvh")) != -1) {
+	while ((c = getopt_long(argc, argv, "npayfvhV", lo, NULL)) != -1) {
 		enum fsck_mode m = FSCK_MODE_CHECK;
 		switch (c) {
 		case 'n': m = FSCK_MODE_CHECK; break;
@@ -72,8 +92,9 @@ int main(int argc, char **argv)
 		case 'y': m = FSCK_MODE_YES; break;
 		case 'f': f.force = true; continue;
 		case 'v': f.verbose = true; continue;
-		case 'h': usage(); return FSCK_OK;
-		default: usage(); return FSCK_USAGE;
+		case 'h': usage(stdout); return FSCK_OK;
+		case 'V': printf("%s %s\n", prog, ZLFS_VERSION); return FSCK_OK;
+		default: usage(stderr); return FSCK_USAGE;
 		}
 		if (chosen && m != f.mode) {
 			fprintf(stderr, "fsck.zlfs: -n, -p/-a and -y exclude each other\n");
@@ -83,7 +104,7 @@ int main(int argc, char **argv)
 		f.mode = m;
 	}
 	if (optind != argc - 1) {
-		usage();
+		usage(stderr);
 		return FSCK_USAGE;
 	}
 	f.spec = argv[optind];

@@ -83,13 +83,21 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: mkfs.zlfs DEVICE [-c DEVICE]... [-l LABEL] [-o OVERPROVISION%%] [-f]\n"
+		"Make a zlfs volume (F2FS on-disk format) on DEVICE.\n"
 		"  DEVICE  a device spec: /dev/..., an image made by zlfs-zdev create, mem:OPTS\n"
-		"  -c      a further device the volume spans (up to %d in all), after the first:\n"
+		"  -c DEVICE\n"
+		"          a further device the volume spans (up to %d in all), after the first:\n"
 		"          the first holds the metadata (a device with conventional zones or\n"
 		"          none), then zoned ones, e.g. a ZNS namespace\n"
-		"  -l      volume label (up to %d UTF-16 code units)\n"
-		"  -o      overprovision ratio in percent (default: only what GC needs)\n"
-		"  -f      overwrite an existing F2FS/zlfs filesystem\n",
+		"  -l, --label LABEL\n"
+		"          volume label (up to %d UTF-16 code units)\n"
+		"  -o, --overprovision PERCENT\n"
+		"          overprovision ratio in percent (default: only what GC needs)\n"
+		"  -f, --force\n"
+		"          overwrite an existing F2FS/zlfs filesystem\n"
+		"  -h, --help     this text\n"
+		"  -V, --version  the version\n"
+		"See mkfs.zlfs(8).\n",
 		ZF_MAX_DEVICES, ZF_MAX_VOLUME_NAME - 1);
 }
 
@@ -717,6 +725,7 @@ int main(int argc, char **argv)
 		{ "overprovision", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct mkfs m = { 0 };
@@ -727,7 +736,7 @@ int main(int argc, char **argv)
 	char why[256];
 	int c, rc = 1;
 
-	while ((c = getopt_long(argc, argv, "c:l:o:fh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:l:o:fhV", lo, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			if (m.nspecs + 1 >= ZF_MAX_DEVICES) {
@@ -749,6 +758,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			return 0;
+		case 'V':
+			printf("mkfs.zlfs %s\n", ZLFS_VERSION);
 			return 0;
 		default:
 			usage(stderr);

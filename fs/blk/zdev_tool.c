@@ -8,6 +8,7 @@
  *   zlfs-zdev report DEVICE [--first N] [--count N]
  *   zlfs-zdev reset DEVICE [ZONE]
  *   zlfs-zdev info DEVICE
+ *   zlfs-zdev --help | --version   (also -h, -V)
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -15,6 +16,10 @@
 #include <string.h>
 
 #include "zlfs/zdev.h"
+
+#ifndef ZLFS_VERSION
+#define ZLFS_VERSION "unknown"
+#endif
 
 static void usage(FILE *f)
 {
@@ -25,7 +30,23 @@ static void usage(FILE *f)
 		"       zlfs-zdev report DEVICE [--first N] [--count N]\n"
 		"       zlfs-zdev reset DEVICE [ZONE]\n"
 		"       zlfs-zdev info DEVICE\n"
-		"DEVICE is a device spec: /dev/..., an image path, or mem:OPTS (see README).\n");
+		"       zlfs-zdev --help | --version\n"
+		"DEVICE is a device spec: /dev/..., an image path, or mem:OPTS (see zlfs-zdev(8)).\n"
+		"create options (SIZE in bytes or with K, M, G, T):\n"
+		"  -s, --size SIZE            the device's size\n"
+		"  -z, --zone-size SIZE       the zone size\n"
+		"  -c, --zone-capacity SIZE   the writable part of each zone (default: all)\n"
+		"  -n, --conv-zones N         conventional zones at the start (default 0)\n"
+		"  -o, --max-open N           open zone limit (default 0: none)\n"
+		"  -a, --max-active N         active zone limit (default 0: none)\n"
+		"  -l, --lbs N                logical block size, 512 or 4096 (default 4096)\n"
+		"  -f, --force                replace an existing IMAGE\n"
+		"  -T, --thick                write every block now: no host allocation later\n"
+		"report options:\n"
+		"  --first N                  the first zone shown (default 0)\n"
+		"  --count N                  how many zones (default: all)\n"
+		"  -h, --help                 this text\n"
+		"  -V, --version              the version\n");
 }
 
 static int parse_u32(const char *s, uint32_t *v)
@@ -149,6 +170,14 @@ int main(int argc, char **argv)
 	struct zlfs_zdev *dev;
 	int ret;
 
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc == 2 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))) {
+		printf("zlfs-zdev %s\n", ZLFS_VERSION);
+		return 0;
+	}
 	if (argc < 3) {
 		usage(argc < 2 ? stderr : stdout);
 		return 2;
