@@ -249,14 +249,39 @@ static bool spec_is_mounted(const char *spec)
 
 static void usage(const char *prog)
 {
-	printf("usage: %s DEVICE MOUNTPOINT [-o OPTIONS] [-f] [-d]\n"
-	       "zlfs options: mode=zwl|nolock|zwp, sched_NAME=VALUE (dispatcher tunables), ro,\n"
-	       "  gc=off|on|urgent, gc_policy=auto|greedy|cb, gc_idle_ms=N, gc_sleep_ms=N,\n"
-	       "  gc_no_gc_pct=N, gc_boost_pct=N, fsync=rollforward|checkpoint, no_writeback_cache,\n"
-	       "  cache_mb=N (memory for cached nodes and directory blocks, default 256)\n"
-	       "DEVICE is a device spec: /dev/..., an image path, or mem:OPTS (see README).\n"
-	       "Unmount with zlfs-umount MOUNTPOINT: it waits for the final checkpoint, as\n"
-	       "umount does for a block device (fuseblk); fusermount3 -u does not wait.\n",
+	printf("usage: %s DEVICE MOUNTPOINT [-o OPTION[,OPTION]...] [-f] [-d] [-s]\n"
+	       "Mount the zlfs volume on DEVICE at MOUNTPOINT through FUSE.  DEVICE is a\n"
+	       "device spec: /dev/..., an image path (IMAGE?OPTS), or mem:OPTS (zlfs(8)).\n"
+	       "  -f                  stay in the foreground, messages on the terminal\n"
+	       "  -d                  print every FUSE request (implies -f)\n"
+	       "  -s                  serve requests with one thread\n"
+	       "  -o OPTIONS          comma-separated mount options, below\n"
+	       "  -h, --help          this text\n"
+	       "  -V, --version       the version\n"
+	       "zlfs mount options (-o):\n"
+	       "  mode=zwl|nolock|zwp write ordering (default nolock; zwl on a device\n"
+	       "                      without the \"no zone write lock\" flag)\n"
+	       "  sched_NAME=VALUE    a dispatcher tunable, e.g. sched_fifo_batch=16\n"
+	       "  gc=off|on|urgent    background GC (default on; foreground GC always runs)\n"
+	       "  gc_policy=auto|greedy|cb  GC victim choice (default auto)\n"
+	       "  gc_idle_ms=N, gc_sleep_ms=N, gc_no_gc_pct=N, gc_boost_pct=N\n"
+	       "                      background GC tunables (200, 50, 60, 25)\n"
+	       "  gc_cp_interval_ms=N checkpoint what has been dirty N ms (60000; 0: never)\n"
+	       "  fsync=rollforward|checkpoint  what fsync writes (default rollforward)\n"
+	       "  cache_mb=N          memory for cached nodes and directory blocks (256)\n"
+	       "  no_writeback_cache  no kernel writeback cache: writes reach zlfs at once\n"
+	       "  ro                  read-only\n"
+	       "  relatime            atime updated on a read when older than mtime or\n"
+	       "                      ctime, or than 24 hours (the default)\n"
+	       "  noatime             atime never updated on reads\n"
+	       "  strictatime         atime updated on every read\n"
+	       "  atime, norelatime   passed to the kernel; relatime stays in force\n"
+	       "  lazytime, nolazytime  timestamps only in the next checkpoint, never a\n"
+	       "                      write of their own (zlfs does so for atime always)\n"
+	       "Other -o options go to FUSE and the kernel: allow_other, allow_root,\n"
+	       "auto_unmount, nosuid, nodev, noexec, ... (mount.fuse3(8), mount(8)).\n"
+	       "Unmount with zlfs-umount MOUNTPOINT: it returns once the final checkpoint\n"
+	       "is written.  See zlfs(8).\n",
 	       prog);
 }
 
@@ -377,7 +402,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (fopts.show_version) {
-		printf("zlfs 0.1.0, FUSE %s\n", fuse_pkgversion());
+		printf("zlfs %s, FUSE %s\n", ZLFS_VERSION, fuse_pkgversion());
 		return 0;
 	}
 	if (!c.device || !fopts.mountpoint) {
