@@ -82,6 +82,7 @@ struct zattr {
 	uint32_t links, uid, gid;
 	uint16_t mode;
 	bool no_xattr;           /* no inline xattr entries and no xattr node */
+	bool inline_data;        /* a file with inline data or a dir with inline dentries */
 	uint64_t size, blocks;   /* blocks: F2FS's i_blocks, the inode block included */
 	uint64_t atime, mtime, ctime;
 	uint32_t atime_ns, mtime_ns, ctime_ns;
@@ -193,8 +194,18 @@ struct zlfs_opts {
 	bool ro;
 	bool fsync_cp;                   /* fsync writes a checkpoint (no roll-forward) */
 	uint32_t cache_mb;               /* the memory bound (0: ZLFS_CACHE_MB_DEFAULT) */
+	uint8_t atime;                   /* enum zlfs_atime: when reads update atime */
+	bool nodiratime;                 /* never for directories */
 };
 #define ZLFS_CACHE_MB_DEFAULT 256
+
+/*
+ * When a read updates atime, as the kernel's mount options say: relatime
+ * (its default: when atime is not after mtime or ctime, or a day old),
+ * noatime, strictatime (every read).  The update only dirties the inode
+ * block, which the next checkpoint writes: never a write of its own.
+ */
+enum zlfs_atime { ZLFS_ATIME_RELATIME = 0, ZLFS_ATIME_NOATIME, ZLFS_ATIME_STRICT };
 
 struct zlfs_sb {
 	pthread_mutex_t lock;            /* lock.c: exclusive = this, and no readers */
@@ -208,6 +219,8 @@ struct zlfs_sb {
 	int fatal;                       /* != 0: a device error made us read-only */
 	bool ro;
 	bool fsync_cp;                   /* fsync=checkpoint */
+	uint8_t atime;                   /* enum zlfs_atime */
+	bool nodiratime;
 
 	/* checkpoint */
 	uint64_t cp_ver;                 /* version of the last committed checkpoint */
@@ -600,6 +613,14 @@ int zlfs_inode_new(struct zlfs_sb *sbi, mode_t mode, uid_t uid, gid_t gid, uint3
 void zlfs_inode_dirty(struct zlfs_sb *sbi, struct zinode *zi);
 void zlfs_inode_stat(struct zlfs_sb *sbi, struct zinode *zi, struct stat *st);
 void zlfs_inode_touch(struct zinode *zi, bool m, bool c, bool a);
+/*
+ * A read of zi (file data, directory entries): does its atime need an
+ * update under the mount's atime rule?  Reads the inode only (shared
+ * holders may ask); the update itself, zlfs_inode_accessed, needs the
+ * exclusive lock and returns 1 when it changed atime, else 0.
+ */
+bool zlfs_atime_due(const struct zlfs_sb *sbi, struct zinode *zi);
+int zlfs_inode_accessed(struct zlfs_sb *sbi, struct zinode *zi);
 /* Drop `n` lookups; the inode is freed when unlinked and unused. */
 void zlfs_iput(struct zlfs_sb *sbi, struct zinode *zi, uint64_t n);
 /* The last link went away: free now or when the last user goes. */

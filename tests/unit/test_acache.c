@@ -15,7 +15,9 @@
  *     more (its nid is free);
  *   - the cache holds no more than its share of cache_mb, and with more
  *     inodes than that every answer is still right;
- *   - after a remount everything answers the same; fsck.f2fs is clean.
+ *   - after a remount everything answers the same; fsck.f2fs is clean;
+ *   - st_blocks of inline data and inline dentries is what the kernel's
+ *     f2fs shows: the sectors the inline bytes fill.
  */
 #include <check.h>
 #include <errno.h>
@@ -223,6 +225,46 @@ START_TEST(test_overflow)
 }
 END_TEST
 
+/* The kernel's f2fs_getattr adds the inline bytes' sectors to i_blocks' count. */
+START_TEST(test_inline_blocks)
+{
+	static struct zf_inode ri;
+	struct zattr a;
+	struct stat st;
+
+	memset(&ri, 0, sizeof(ri));
+	ri.i_mode = zf_cpu_to_le16(S_IFREG | 0644);
+	ri.i_size = zf_cpu_to_le64(5);
+	ri.i_blocks = zf_cpu_to_le64(1);
+	ri.i_inline = ZF_INLINE_DATA;
+	zlfs_attr_from_inode(9, &ri, &a);
+	zlfs_attr_stat(&a, &st);
+	ck_assert_int_eq((int)st.st_blocks, 1);
+	ri.i_size = zf_cpu_to_le64(3000);
+	zlfs_attr_from_inode(9, &ri, &a);
+	zlfs_attr_stat(&a, &st);
+	ck_assert_int_eq((int)st.st_blocks, 6);
+	ri.i_inline = 0;                        /* the same file in a data block */
+	ri.i_blocks = zf_cpu_to_le64(2);
+	zlfs_attr_from_inode(9, &ri, &a);
+	zlfs_attr_stat(&a, &st);
+	ck_assert_int_eq((int)st.st_blocks, 8);
+	ri.i_mode = zf_cpu_to_le16(S_IFDIR | 0755);   /* an inline dentry directory */
+	ri.i_inline = ZF_INLINE_DENTRY;
+	ri.i_blocks = zf_cpu_to_le64(1);
+	ri.i_size = zf_cpu_to_le64(3488);
+	zlfs_attr_from_inode(9, &ri, &a);
+	zlfs_attr_stat(&a, &st);
+	ck_assert_int_eq((int)st.st_blocks, 7);
+	ri.i_mode = zf_cpu_to_le16(S_IFLNK | 0777);  /* inline data counts for files only */
+	ri.i_inline = ZF_INLINE_DATA;
+	ri.i_size = zf_cpu_to_le64(20);
+	zlfs_attr_from_inode(9, &ri, &a);
+	zlfs_attr_stat(&a, &st);
+	ck_assert_int_eq((int)st.st_blocks, 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("acache");
@@ -230,6 +272,7 @@ int main(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_attrs);
 	tcase_add_test(tc, test_overflow);
+	tcase_add_test(tc, test_inline_blocks);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }
