@@ -1032,6 +1032,7 @@ static void zl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct zlfs_sb *sbi = SBI(req);
 	struct zinode *zi;
+	bool accessed = false;
 	int ret;
 
 	count(ZR_OPEN, ino);
@@ -1051,16 +1052,44 @@ static void zl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		else if ((fi->flags & O_TRUNC) && S_ISREG(zf_le16_to_cpu(zi_raw(zi)->i_mode)) &&
 			 (ret = trunc_open(sbi, zi)))
 			;
-		else
+		else {
 			zi->nopen++;
+			/*
+			 * Reads served from the kernel's page cache never reach
+			 * us, so opening for reading is the access atime counts
+			 * (under relatime: the first one after a change).  The
+			 * kernel keeps attributes TIMEOUT long: tell it to ask.
+			 */
+			if ((fi->flags & O_ACCMODE) != O_WRONLY &&
+			    S_ISREG(zf_le16_to_cpu(zi_raw(zi)->i_mode)))
+				accessed = zlfs_inode_accessed(sbi, zi) == 1;
+		}
 	}
 	unlock(sbi);
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;
 	}
+	if (accessed && sess.se)
+		fuse_lowlevel_notify_inval_inode(sess.se, ino, -1, 0);
 	fi->keep_cache = 1;
 	fuse_reply_open(req, fi);
+}
+
+/*
+ * After a read of ino under the shared lock found its atime due: the
+ * update, under the exclusive lock (rare under relatime: once per change
+ * of the file).  Before the reply: the kernel forgets its atime after a
+ * READ or READDIR and asks again.
+ */
+static void read_accessed(struct zlfs_sb *sbi, fuse_ino_t ino)
+{
+	struct zinode *zi;
+
+	lock(sbi);
+	if (!zlfs_iget(sbi, to_ino(ino), &zi))
+		zlfs_inode_accessed(sbi, zi);
+	unlock(sbi);
 }
 
 static void do_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -1095,6 +1124,7 @@ static void zl_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct zinode *zi;
 	size_t got = 0;
 	char *buf = malloc(size ? size : 1);
+	bool due;
 	int ret;
 
 	count(ZR_READ, ino);
@@ -1110,7 +1140,10 @@ static void zl_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	lock_shared(sbi);
 	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
 		ret = zlfs_file_read(sbi, zi, buf, size, (uint64_t)off, &got);
+	due = !ret && zlfs_atime_due(sbi, zi);
 	unlock_shared(sbi);
+	if (due)
+		read_accessed(sbi, ino);
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
@@ -1327,6 +1360,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 	struct zlfs_sb *sbi = SBI(req);
 	struct zinode *dir;
 	struct rd r = { req, sbi, malloc(size), size, 0, plus, 0 };
+	bool due;
 	int ret;
 
 	if (is_virt(ino)) {
@@ -1341,7 +1375,10 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 	lock_shared(sbi);
 	if (!(ret = get_dir(sbi, ino, &dir)))
 		ret = zlfs_dir_iterate(sbi, dir, (uint64_t)off, rd_emit, &r);
+	due = !ret && zlfs_atime_due(sbi, dir);
 	unlock_shared(sbi);
+	if (due)
+		read_accessed(sbi, ino);
 	if (!ret)
 		ret = r.err;
 	if (ret && !r.used)

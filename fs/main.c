@@ -15,6 +15,8 @@
  *                          a whole checkpoint (the old way, for comparison)
  *   ro                     mount read-only
  *   no_writeback_cache     no kernel writeback cache (writes go through at once)
+ *   relatime|strictatime|noatime, nodiratime, lazytime   when reads update
+ *                          atime (default relatime, as the kernel's)
  *
  * Order of events: (fork, unless -f) -> open and mount the device -> FUSE
  * session and kernel mount -> tell the parent it worked -> serve -> on
@@ -209,6 +211,30 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 			}
 			return 0;
 		}
+		/*
+		 * atime: the kernel leaves it to FUSE filesystems, so its
+		 * mount options are ours (zlfs.h).  noatime and atime also
+		 * go on to libfuse, which knows them as mount flags.
+		 */
+		if (!strcmp(arg, "noatime") || !strcmp(arg, "atime")) {
+			c->o.atime = arg[0] == 'n' ? ZLFS_ATIME_NOATIME : ZLFS_ATIME_RELATIME;
+			return 1;
+		}
+		if (!strcmp(arg, "relatime") || !strcmp(arg, "nostrictatime")) {
+			c->o.atime = ZLFS_ATIME_RELATIME;
+			return 0;
+		}
+		if (!strcmp(arg, "strictatime") || !strcmp(arg, "norelatime")) {
+			c->o.atime = ZLFS_ATIME_STRICT;
+			return 0;
+		}
+		if (!strcmp(arg, "nodiratime") || !strcmp(arg, "diratime")) {
+			c->o.nodiratime = arg[0] == 'n';
+			return 0;
+		}
+		/* lazytime: what zlfs does anyway (a checkpoint carries atime) */
+		if (!strcmp(arg, "lazytime") || !strcmp(arg, "nolazytime"))
+			return 0;
 		if (!strcmp(arg, "no_writeback_cache")) {
 			c->no_wb = true;
 			return 0;

@@ -262,6 +262,8 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 	pthread_cond_init(&sbi->wr_cv, NULL);
 	sbi->ro = o && o->ro;
 	sbi->fsync_cp = o && o->fsync_cp;
+	sbi->atime = o ? o->atime : ZLFS_ATIME_RELATIME;
+	sbi->nodiratime = o && o->nodiratime;
 	if (o)
 		sbi->gco = o->gc;
 	else

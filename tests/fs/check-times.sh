@@ -15,7 +15,11 @@
 #      and for the default fsync;
 #   4. without the writeback cache (-o no_writeback_cache) zlfs stamps the
 #      times itself: writes, truncates and fallocate move them forward from
-#      an old date, and the result survives a remount as in 1.
+#      an old date, and the result survives a remount as in 1;
+#   5. atime: reads move it under relatime (the default) when it is not
+#      after mtime, keep it when it is (and less than a day old), always
+#      under strictatime, never under noatime, and nodiratime keeps
+#      directories'; every update survives an unmount.
 # Times are never compared with the clock, only with each other or with
 # a date long past, so a slow machine cannot make this fail.
 #
@@ -294,6 +298,72 @@ mnt -o no_writeback_cache
 snap >"$T/s4.after"
 compare "no writeback cache: times survive the unmount" "$T/s4.before" "$T/s4.after"
 umnt
+
+# 5. atime: reads update it as the mount option says (relatime by default),
+# and the update survives an unmount (carried by the final checkpoint).
+# Times are set far in the past or future, so the clock never decides.
+# "cat" after a remount reads through zlfs (READ); right after a write it
+# reads the kernel's page cache, where the open is what zlfs sees.
+atime_of() { stat -c %X "$1"; }
+A_OLD=$(date -d 2001-01-01 +%s)
+atime_case() {  # NAME EXPECT(moved|kept) PREP(old|future) MOUNT-OPTIONS...
+	local name=$1 want=$2 prep=$3 f before after
+	shift 3
+	mnt "$@"
+	f=$M/atime.$RANDOM
+	echo data >"$f"
+	mkdir -p "$f.d"
+	if [ "$prep" = old ]; then
+		touch -m -d 2002-01-01 "$f" "$f.d"
+		touch -a -d 2001-01-01 "$f" "$f.d"
+	else   # after mtime and ctime, and less than a day old: relatime keeps it
+		touch -a -d '+3 hours' "$f" "$f.d"
+	fi
+	before=$(atime_of "$f")
+	umnt
+	mnt "$@"
+	cat "$f" >/dev/null; cat "$f" >/dev/null
+	ls "$f.d" >/dev/null
+	after=$(atime_of "$f")
+	dafter=$(atime_of "$f.d")
+	umnt
+	mnt "$@"
+	local again dagain
+	again=$(atime_of "$f"); dagain=$(atime_of "$f.d")
+	umnt
+	if [ "$again" != "$after" ] || [ "$dagain" != "$dafter" ]; then
+		fail "atime $name" "(not kept by the unmount: file $after -> $again, dir $dafter -> $dagain)"
+	elif [ "$want" = moved ] && [ "$after" = "$before" ]; then
+		fail "atime $name" "(a read left the file's atime at $before)"
+	elif [ "$want" = kept ] && [ "$after" != "$before" ]; then
+		fail "atime $name" "(a read moved the file's atime $before -> $after)"
+	elif [ "$want" = moved ] && [ "$dafter" = "$before" ] && [ "$name" != nodiratime ]; then
+		fail "atime $name" "(listing left the directory's atime at $before)"
+	elif [ "$name" = nodiratime ] && [ "$dafter" != "$A_OLD" ]; then
+		fail "atime $name" "(listing moved the directory's atime: $dafter)"
+	else
+		pass "atime $name"
+	fi
+}
+atime_case "relatime (default), older than mtime" moved old
+atime_case "relatime, newer than mtime and ctime" kept future
+atime_case "relatime option" kept future -o relatime
+atime_case "strictatime" moved future -o strictatime
+atime_case "noatime" kept old -o noatime
+atime_case nodiratime moved old -o nodiratime
+atime_case lazytime moved old -o lazytime
+
+# Right after a write, the read comes from the page cache: only the open
+# reaches zlfs, and must count (xfstests generic/192).
+mnt
+f=$M/atime.cached
+echo data >"$f"
+touch -m -d 2002-01-01 "$f"; touch -a -d 2001-01-01 "$f"
+cat "$f" >/dev/null
+after=$(atime_of "$f")
+umnt
+[ "$after" != "$A_OLD" ] && pass "atime of a read from the page cache" ||
+	fail "atime of a read from the page cache" "(still $after)"
 
 if [ "$FAILS" = 0 ]; then
 	echo "check-times: ok"
