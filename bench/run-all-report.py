@@ -108,7 +108,8 @@ def main():
     L.append("# zlfs against its peers: bench/run-all")
     L.append("")
     L.append(f"`{meta.get('command', 'bench/run-all')}` — {meta.get('date_start', '?')} to "
-             f"{meta.get('date_end', '?')} ({meta.get('minutes', '?')} min), commit {meta.get('commit', '?')}, "
+             f"{meta.get('date_end', '?')} ({meta.get('minutes', '?')} min), checkout at commit {meta.get('commit', '?')}, "
+             f"zlfs built in {meta.get('build', '?')} from {meta.get('build_source', '?')}, "
              f"kernel {meta.get('kernel', '?')}, {meta.get('cpus', '?')} cores, {meta.get('mem_gib', '?')} GiB, "
              f"libfuse {meta.get('libfuse', '?')}, fuse2fs {meta.get('fuse2fs', '?')}, images on "
              f"{meta.get('disk', '?')}.")
