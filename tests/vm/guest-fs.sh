@@ -13,7 +13,9 @@
 # Then on each, a volume 80% (ZNS: 60%) full rewritten several times over,
 # so GC cleans throughout, every byte checked, fsck.f2fs on the device.
 # Each of these ends with the kernel cross-mount (cross_mount): zlfs's tree
-# is recorded (stat fields, sha256 of every file), zlfs unmounted, the
+# is recorded (stat fields: mode, owner, links, size, inode, st_blocks,
+# mtime, ctime, and the atimes left after reading every file; sha256 of
+# every file), zlfs unmounted, the
 # kernel's f2fs mounts the volume read-write and must show the same tree,
 # then creates, appends to, removes and renames files; fsck.f2fs; zlfs
 # mounts what the kernel left and must show exactly the kernel's tree; the
@@ -198,11 +200,24 @@ kernel_umount() {
 
 # ---------------------------------------------------------------- tree records
 # tree_meta DIR: one line per entry, sorted: quoted path (symlinks: and
-# target), mode, owner, links, size, device numbers, mtime in ns. zlfs's
-# virtual /.zlfs and a /lost+found (fsck's) are left out.
+# target), mode, owner, links, size, device numbers, inode number, blocks
+# (st_blocks: inline data and dentries count as the kernel counts them),
+# mtime and ctime in ns. zlfs's virtual /.zlfs and a /lost+found (fsck's)
+# are left out.
 tree_meta() {
 	(cd "$1" && find . \( -path ./.zlfs -o -path ./lost+found \) -prune -o -print0 |
-		xargs -0r stat -c '%N %A %u:%g links=%h size=%s dev=%t:%T mtime=%.9Y' | LC_ALL=C sort)
+		xargs -0r stat -c '%N %A %u:%g links=%h size=%s dev=%t:%T ino=%i blocks=%b mtime=%.9Y ctime=%.9Z' |
+		LC_ALL=C sort)
+}
+# tree_atimes DIR: path and atime in ns of every regular file and
+# directory, taken after tree_sums read them all: relatime on both sides
+# (zlfs's default and the kernel's) must leave the same atimes.  Symlinks
+# are left out: the kernel's readlink (stat %N) touches theirs, FUSE's
+# cached one does not.
+tree_atimes() {
+	(cd "$1" && find . \( -path ./.zlfs -o -path ./lost+found \) -prune -o \
+		\( -type f -o -type d \) -print0 |
+		xargs -0r stat -c '%n atime=%.9X' | LC_ALL=C sort)
 }
 # tree_sums DIR: the sha256 of every regular file, sorted by path
 tree_sums() {
@@ -210,11 +225,14 @@ tree_sums() {
 		xargs -0r sha256sum | LC_ALL=C sort -k2)
 }
 # tree_record DIR OUT: OUT.meta and OUT.sums
-tree_record() { tree_meta "$1" > "$2.meta" && tree_sums "$1" > "$2.sums"; }
+tree_record() {
+	tree_meta "$1" > "$2.meta" && tree_sums "$1" > "$2.sums" && tree_atimes "$1" > "$2.atimes"
+}
 # same_tree A B: two records agree; the lines that differ are shown
 same_tree() {
 	local f r=0
-	for f in meta sums; do
+	for f in meta sums atimes; do
+		[ -e "$1.$f" ] && [ -e "$2.$f" ] || continue
 		cmp -s "$1.$f" "$2.$f" && continue
 		echo "  $f: $(diff "$1.$f" "$2.$f" | grep -c '^[<>]') lines differ (< ${1##*/}, > ${2##*/}):"
 		diff "$1.$f" "$2.$f" | grep '^[<>]' | head -20 | sed 's/^/    /'
@@ -278,7 +296,7 @@ cross_mount() {
 	r1=$SECONDS
 	tree_record "$mnt" "$d/kernel"
 	r1=$((SECONDS - r1))
-	check "kernel f2fs sees zlfs's tree ($t: $(tree_size "$d/zlfs"))" same_tree "$d/zlfs" "$d/kernel"
+	check "kernel f2fs sees zlfs's tree, stat fields included ($t: $(tree_size "$d/zlfs"))" same_tree "$d/zlfs" "$d/kernel"
 	if what=$(kernel_changes "$d/kernel") && tree_meta "$mnt" > "$d/kernel-after.meta"; then
 		ok "kernel f2fs changes the tree ($t: $what)"
 	else
@@ -294,7 +312,7 @@ cross_mount() {
 	r2=$SECONDS
 	tree_record "$mnt" "$d/zlfs-after"
 	r2=$((SECONDS - r2))
-	check "zlfs sees exactly the kernel's changes ($t)" same_tree "$d/kernel-after" "$d/zlfs-after"
+	check "zlfs sees exactly the kernel's changes, stat fields included (inline file and dentries: st_blocks) ($t)" same_tree "$d/kernel-after" "$d/zlfs-after"
 	zlfs_umount "$mnt" "$dev" || fail "zlfs unmount ($t)"
 	echo "kernel cross-mount ($name): $((SECONDS - s)) s; the tree records (stat, sha256sum):" \
 		"zlfs $r0 s, kernel $r1 s, zlfs after the kernel $r2 s"
