@@ -999,8 +999,9 @@ static void zl_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		if (flags & RENAME_EXCHANGE)
 			moved[1] = dir_named(sbi, newparent, newname);
 	}
+	struct zlfs_cred c = cred_of(req);
 	if (!ret)
-		ret = zlfs_rename(sbi, to_ino(parent), name, to_ino(newparent), newname, flags);
+		ret = zlfs_rename_as(sbi, &c, to_ino(parent), name, to_ino(newparent), newname, flags);
 	unlock(sbi);
 	fuse_reply_err(req, -ret);
 	/*

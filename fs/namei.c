@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "zlfs.h"
 
@@ -329,5 +330,30 @@ int zlfs_rename(struct zlfs_sb *sbi, uint32_t parent, const char *name, uint32_t
 	zlfs_inode_dirty(sbi, nd);
 	if (exists && !(flags & RENAME_EXCHANGE))
 		return zlfs_inode_unlinked(sbi, dst);
+	return 0;
+}
+
+int zlfs_rename_as(struct zlfs_sb *sbi, const struct zlfs_cred *ctx, uint32_t parent,
+		   const char *name, uint32_t newparent, const char *newname, unsigned int flags)
+{
+	struct zlfs_cred wc = *ctx;
+	struct zinode *w;
+	int ret;
+
+	if (!(flags & RENAME_WHITEOUT))
+		return zlfs_rename(sbi, parent, name, newparent, newname, flags);
+	if (flags & RENAME_EXCHANGE)
+		return -EINVAL;
+	if ((ret = zlfs_rename(sbi, parent, name, newparent, newname, flags & ~RENAME_WHITEOUT)))
+		return ret;
+	/*
+	 * The whiteout, as the kernel's F2FS makes it: a character device
+	 * 0:0 of mode 0, the caller's, in the old name's place.  Both names
+	 * change only with the next checkpoint, so they go together.
+	 */
+	wc.umask = 07777;
+	if ((ret = zlfs_create(sbi, &wc, parent, name, S_IFCHR, makedev(0, 0), NULL, &w)))
+		return ret;
+	zlfs_iput(sbi, w, 0);
 	return 0;
 }

@@ -669,6 +669,9 @@ int zlfs_link(struct zlfs_sb *sbi, uint32_t ino, uint32_t newparent, const char 
 /* flags: RENAME_NOREPLACE, RENAME_EXCHANGE. */
 int zlfs_rename(struct zlfs_sb *sbi, uint32_t parent, const char *name, uint32_t newparent,
 		const char *newname, unsigned int flags);
+/* zlfs_rename for a caller: RENAME_WHITEOUT too (leaves a whiteout owned by ctx). */
+int zlfs_rename_as(struct zlfs_sb *sbi, const struct zlfs_cred *ctx, uint32_t parent,
+		   const char *name, uint32_t newparent, const char *newname, unsigned int flags);
 
 /* ---- file.c ---- */
 int zlfs_file_read(struct zlfs_sb *sbi, struct zinode *zi, char *buf, size_t len, uint64_t off,
