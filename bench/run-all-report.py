@@ -185,6 +185,7 @@ def main():
         L.append("| --- | ---: | ---: |")
         for m in MODES:
             L.append(f"| {m} | {cell('zufs-' + m, 'modefs')} | {cell('zufs-' + m, 'moderaw')} |")
+        L.append("")
         for k, what in (("modefs", "through the mount"), ("moderaw", "raw device")):
             n = med("zufs-nolock", k)
             parts = []
