@@ -49,6 +49,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fuse_ops.h"
 #include "zlfs.h"
 
 #define TIMEOUT 3600.0      /* zlfs is the only writer of its device */
@@ -568,7 +569,7 @@ static void zl_init(void *userdata, struct fuse_conn_info *conn)
 	if (conn->capable & FUSE_CAP_EXPORT_SUPPORT)
 		conn->want |= FUSE_CAP_EXPORT_SUPPORT;
 	conn->max_write = 1u << 20;
-	conn->max_readahead = 1u << 20;
+	conn->max_readahead = ZLFS_READAHEAD_KB * 1024;
 }
 
 /*

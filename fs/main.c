@@ -53,16 +53,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fuse_ops.h"
 #include "zlfs.h"
-
-/* fuse_ops.c */
-extern const struct fuse_lowlevel_ops zlfs_ops;
-void zlfs_fuse_set_writeback(bool on);
-void zlfs_fuse_set_session(struct fuse_session *se);
-int zlfs_fuse_finish(struct zlfs_sb *sbi);
-
-/* As zl_init's conn->max_readahead (fuse_ops.c). */
-#define ZLFS_READAHEAD_KB 1024
 
 /* A mountinfo field with its octal escapes (\040 for a space) decoded, in place. */
 static char *mi_unescape(char *f)
