@@ -42,6 +42,7 @@
  */
 #include <errno.h>
 #include <fuse3/fuse_lowlevel.h>
+#include <linux/fs.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,7 +97,7 @@ void zlfs_fuse_set_session(struct fuse_session *se)
 	X(SETATTR) X(READLINK) X(SYMLINK) X(MKNOD) X(MKDIR) X(UNLINK) X(RMDIR) X(RENAME) \
 	X(LINK) X(OPEN) X(READ) X(WRITE) X(STATFS) X(RELEASE) X(FSYNC) X(SETXATTR) \
 	X(GETXATTR) X(LISTXATTR) X(REMOVEXATTR) X(FLUSH) X(OPENDIR) X(READDIR) \
-	X(READDIRPLUS) X(RELEASEDIR) X(FSYNCDIR) X(CREATE) X(FALLOCATE)
+	X(READDIRPLUS) X(RELEASEDIR) X(FSYNCDIR) X(CREATE) X(FALLOCATE) X(IOCTL)
 #define ZREQ_ENUM(op) ZR_##op,
 #define ZREQ_NAME(op) #op,
 enum zreq { ZREQ_LIST(ZREQ_ENUM) ZR_NR };
@@ -738,6 +739,31 @@ static void set_time(zf_le64 *sec, zf_le32 *nsec, const struct timespec *ts)
 	*nsec = zf_cpu_to_le32((uint32_t)ts->tv_nsec);
 }
 
+/*
+ * What a SETATTR changes, as flags.c judges it against immutable and
+ * append-only.  Times the caller gave are "set", "now" ones not.  On a
+ * file whose times the kernel owns, the kernel sends even utimes(NULL)'s
+ * mtime as a time of its own (only atime says NOW), and an mtime alone is
+ * its own stamp of a write, sent at writeback and close, which the VFS
+ * never judges: so there only an explicit atime counts as "set" (and
+ * `touch -m -d`, which cannot be told from the stamp, gets through).
+ */
+static unsigned int setattr_what(int to_set, bool kt)
+{
+	unsigned int what = 0;
+
+	if (to_set & FUSE_SET_ATTR_SIZE)
+		what |= ZLFS_SA_SIZE;
+	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))
+		what |= ZLFS_SA_OWNER;
+	if (to_set & (FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW))
+		what |= ZLFS_SA_TIMES_NOW;
+	if (((to_set & FUSE_SET_ATTR_ATIME) && !(to_set & FUSE_SET_ATTR_ATIME_NOW)) ||
+	    ((to_set & FUSE_SET_ATTR_MTIME) && !(to_set & FUSE_SET_ATTR_MTIME_NOW) && !kt))
+		what |= ZLFS_SA_TIMES_SET;
+	return what;
+}
+
 static void zl_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		       struct fuse_file_info *fi)
 {
@@ -758,6 +784,8 @@ static void zl_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	struct zf_inode *ri = zi_raw(zi);
 	mode_t mode = zf_le16_to_cpu(ri->i_mode);
 	bool kt = kernel_times(zi);
+	if ((ret = zlfs_may_setattr(zi, setattr_what(to_set, kt))))
+		goto out;
 	if (to_set & FUSE_SET_ATTR_SIZE) {
 		struct ztimes t;
 		if (S_ISDIR(mode)) {
@@ -1049,6 +1077,8 @@ static void zl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	else if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
 		if ((fi->flags & O_ACCMODE) != O_RDONLY && (ret = writable(sbi)))
 			;
+		else if ((ret = zlfs_may_open(zi, fi->flags)))
+			;
 		else if (S_ISDIR(zf_le16_to_cpu(zi_raw(zi)->i_mode)))
 			ret = -EISDIR;
 		else if ((fi->flags & O_TRUNC) && S_ISREG(zf_le16_to_cpu(zi_raw(zi)->i_mode)) &&
@@ -1244,7 +1274,7 @@ static void zl_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 	VIRT_REFUSE(req, ino);
 	lock(sbi);
 	if (!(ret = writable(sbi)) && !(ret = zlfs_balance(sbi, 4)) &&
-	    !(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
+	    !(ret = zlfs_iget(sbi, to_ino(ino), &zi)) && !(ret = zlfs_may_fallocate(zi, mode))) {
 		/* the kernel stamps fallocate's times (and sends them) itself */
 		struct ztimes t;
 		ztimes_begin(zi, &t);
@@ -1487,7 +1517,7 @@ static void zl_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 	}
 	lock(sbi);
 	if (!(ret = writable(sbi)) && !(ret = zlfs_balance(sbi, 4)) &&
-	    !(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
+	    !(ret = zlfs_iget(sbi, to_ino(ino), &zi)) && !(ret = zlfs_may_change(zi)))
 		ret = zlfs_xattr_set(sbi, zi, name, value, size, flags);
 	if (!ret && acl)
 		acl_drop_sgid(req, zi, groups, ngroups);
@@ -1577,10 +1607,93 @@ static void zl_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 		return;
 	}
 	lock(sbi);
-	if (!(ret = writable(sbi)) && !(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
+	if (!(ret = writable(sbi)) && !(ret = zlfs_iget(sbi, to_ino(ino), &zi)) &&
+	    !(ret = zlfs_may_change(zi)))
 		ret = zlfs_xattr_remove(sbi, zi, name);
 	unlock(sbi);
 	fuse_reply_err(req, -ret);
+}
+
+/*
+ * The chattr flags (flags.c).  The VFS turns chattr's FS_IOC_SETFLAGS and
+ * FS_IOC_FSSETXATTR into a get (to check the owner and CAP_LINUX_IMMUTABLE)
+ * and a set, which the kernel's FUSE sends as these ioctls with an int or
+ * a struct fsxattr, on a handle it opens for the purpose (files and
+ * directories only).  Any other ioctl: ENOTTY.
+ */
+static void zl_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+		     struct fuse_file_info *fi, unsigned flags, const void *in_buf,
+		     size_t in_bufsz, size_t out_bufsz)
+{
+	struct zlfs_sb *sbi = SBI(req);
+	struct fsxattr fa;
+	struct zinode *zi;
+	uint32_t fl = 0;
+	bool set = false;
+	int ret;
+
+	(void)arg;
+	(void)fi;
+	count(ZR_IOCTL, ino);
+	if (is_virt(ino) || (flags & FUSE_IOCTL_UNRESTRICTED)) {
+		fuse_reply_err(req, ENOTTY);
+		return;
+	}
+	switch (cmd) {
+	case (unsigned int)FS_IOC_GETFLAGS:
+	case (unsigned int)FS_IOC32_GETFLAGS:
+		ret = out_bufsz < sizeof(int) ? -EINVAL : 0;
+		break;
+	case (unsigned int)FS_IOC_SETFLAGS:
+	case (unsigned int)FS_IOC32_SETFLAGS:
+		ret = in_bufsz < sizeof(int) ? -EINVAL : 0;
+		if (!ret)
+			memcpy(&fl, in_buf, sizeof(int));
+		set = true;
+		break;
+	case (unsigned int)FS_IOC_FSGETXATTR:
+		ret = out_bufsz < sizeof(fa) ? -EINVAL : 0;
+		break;
+	case (unsigned int)FS_IOC_FSSETXATTR:
+		ret = in_bufsz < sizeof(fa) ? -EINVAL : 0;
+		if (!ret)
+			memcpy(&fa, in_buf, sizeof(fa));
+		set = true;
+		break;
+	default:
+		ret = -ENOTTY;
+	}
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	lock(sbi);
+	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
+		if (cmd == (unsigned int)FS_IOC_GETFLAGS || cmd == (unsigned int)FS_IOC32_GETFLAGS)
+			fl = zlfs_flags_get(zi);
+		else if (cmd == (unsigned int)FS_IOC_FSGETXATTR)
+			zlfs_flags_get_x(zi, &fa);
+		else if (cmd == (unsigned int)FS_IOC_FSSETXATTR)
+			ret = zlfs_flags_set_x(sbi, zi, &fa);
+		else
+			ret = zlfs_flags_set(sbi, zi, fl);
+	}
+	unlock(sbi);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	/* the change stamped ctime, which the kernel holds for TIMEOUT: tell it to ask */
+	if (set && sess.se)
+		fuse_lowlevel_notify_inval_inode(sess.se, ino, -1, 0);
+	if (cmd == (unsigned int)FS_IOC_FSGETXATTR) {
+		fuse_reply_ioctl(req, 0, &fa, sizeof(fa));
+	} else if (!set) {
+		int v = (int)fl;
+		fuse_reply_ioctl(req, 0, &v, sizeof(v));
+	} else {
+		fuse_reply_ioctl(req, 0, NULL, 0);
+	}
 }
 
 const struct fuse_lowlevel_ops zlfs_ops = {
@@ -1617,4 +1730,5 @@ const struct fuse_lowlevel_ops zlfs_ops = {
 	.removexattr = zl_removexattr,
 	.create = zl_create,
 	.fallocate = zl_fallocate,
+	.ioctl = zl_ioctl,
 };

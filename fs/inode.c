@@ -264,7 +264,7 @@ bool zlfs_atime_due(const struct zlfs_sb *sbi, struct zinode *zi)
 	uint32_t atn = zf_le32_to_cpu(ri->i_atime_nsec);
 	struct timespec now;
 
-	if (sbi->ro || sbi->fatal || sbi->atime == ZLFS_ATIME_NOATIME ||
+	if (sbi->ro || sbi->fatal || sbi->atime == ZLFS_ATIME_NOATIME || zlfs_flags_noatime(zi) ||
 	    (sbi->nodiratime && S_ISDIR(zf_le16_to_cpu(ri->i_mode))))
 		return false;
 	clock_gettime(CLOCK_REALTIME_COARSE, &now);

@@ -77,7 +77,7 @@ int zlfs_create(struct zlfs_sb *sbi, const struct zlfs_cred *ctx, uint32_t paren
 	ret = zlfs_dir_lookup(sbi, dir, name, strlen(name), &ino, &ft);
 	if (!ret)
 		return -EEXIST;
-	if (ret != -ENOENT)
+	if (ret != -ENOENT || (ret = zlfs_may_add(dir)))
 		return ret;
 	if (S_ISDIR(mode) && zf_le32_to_cpu(zi_raw(dir)->i_links) >= 0xffff)
 		return -EMLINK;
@@ -91,6 +91,7 @@ int zlfs_create(struct zlfs_sb *sbi, const struct zlfs_cred *ctx, uint32_t paren
 	if ((ret = zlfs_inode_new(sbi, mode, ctx->uid, gid, dir->ino, &zi)))
 		return ret;
 	set_name(zi, name);
+	zi_raw(zi)->i_flags = zf_cpu_to_le32(zlfs_flags_inherit(dir, mode));
 	if (!S_ISLNK(mode)) {
 		mode_t m = mode;
 		ret = zlfs_acl_inherit(sbi, dir, zi, &m);
@@ -151,6 +152,8 @@ int zlfs_unlink(struct zlfs_sb *sbi, uint32_t parent, const char *name, bool rmd
 	if ((ret = zlfs_dir_lookup(sbi, dir, name, strlen(name), &ino, &ft)) ||
 	    (ret = zlfs_iget(sbi, ino, &zi)))
 		return ret;
+	if ((ret = zlfs_may_delete(dir, zi)))
+		return ret;
 	bool isdir = S_ISDIR(zf_le16_to_cpu(zi_raw(zi)->i_mode));
 	if (rmdir && !isdir)
 		return -ENOTDIR;
@@ -193,7 +196,8 @@ int zlfs_link(struct zlfs_sb *sbi, uint32_t ino, uint32_t newparent, const char 
 	ret = zlfs_dir_lookup(sbi, dir, newname, strlen(newname), &x, &ft);
 	if (!ret)
 		return -EEXIST;
-	if (ret != -ENOENT || (ret = zlfs_dir_add(sbi, dir, newname, strlen(newname), zi->ino,
+	if (ret != -ENOENT || (ret = zlfs_may_add(dir)) || (ret = zlfs_may_change(zi)) ||
+	    (ret = zlfs_dir_add(sbi, dir, newname, strlen(newname), zi->ino,
 						  zlfs_ftype(zf_le16_to_cpu(ri->i_mode)))))
 		return ret;
 	ri = zi_raw(zi);
@@ -258,6 +262,10 @@ int zlfs_rename(struct zlfs_sb *sbi, uint32_t parent, const char *name, uint32_t
 		return -ENOENT;
 	if (exists && dst == src)
 		return 0;    /* the same inode: POSIX says do nothing */
+	/* the VFS's may_delete of the source, and of the target or may_create */
+	if ((ret = zlfs_may_delete(od, src)) ||
+	    (ret = exists ? zlfs_may_delete(nd, dst) : zlfs_may_add(nd)))
+		return ret;
 	bool sdir = S_ISDIR(zf_le16_to_cpu(zi_raw(src)->i_mode));
 	bool ddir = exists && S_ISDIR(zf_le16_to_cpu(zi_raw(dst)->i_mode));
 	/* no directory into itself */
