@@ -397,6 +397,15 @@ int zlfs_dir_iterate(struct zlfs_sb *sbi, struct zinode *dir, uint64_t pos,
 	struct dview v;
 	int ret = 0;
 	char name[ZF_NAME_LEN + 1];
+	/*
+	 * pos comes from the caller's telldir/lseek and may point into the
+	 * middle of a long name: until the first whole entry, the slots of
+	 * that name's tail (bit set, name length 0) are skipped, as the
+	 * kernel's F2FS skips them (f2fs_fill_dentries), rather than taken
+	 * for damage (a seekdir to any offset made the filesystem read-only:
+	 * xfstests generic/676).
+	 */
+	bool lead = pos != 0;
 
 	if (!blk)
 		return -ENOMEM;
@@ -418,6 +427,11 @@ int zlfs_dir_iterate(struct zlfs_sb *sbi, struct zinode *dir, uint64_t pos,
 			unsigned int nl = zf_le16_to_cpu(v.de[i].name_len);
 			unsigned int slots = nl ? zf_dentry_slots(nl) : 1;
 			uint32_t eino = zf_le32_to_cpu(v.de[i].ino);
+			if (!nl && lead && b == start_block) {
+				i++;
+				continue;
+			}
+			lead = false;
 			if (!nl || nl > ZF_NAME_LEN || i + slots > v.nr || eino < ZF_ROOT_INO ||
 			    eino >= sbi->max_nid) {
 				ret = zlfs_corrupt(sbi, "directory %u: entry %u of block %llu: name length "
