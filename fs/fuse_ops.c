@@ -9,7 +9,9 @@
  * open handles are gone (inode.c).
  *
  * Every operation runs under sbi->lock (file.c drops it while waiting for
- * data I/O).  Permissions are checked by the kernel (default_permissions).
+ * data I/O).  Permissions are checked by the kernel (default_permissions);
+ * the immutable and append-only flags by us (flags.c), at the requests the
+ * VFS would have refused.
  *
  * Times.  With the kernel's writeback cache the kernel owns a regular
  * file's mtime and ctime: it stamps them at write(), mmap write, truncate,

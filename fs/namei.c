@@ -3,7 +3,9 @@
  * nodes), link, unlink, rmdir, rename (NOREPLACE, EXCHANGE).
  *
  * Callers pass inode numbers as F2FS knows them (the root is 3) and the
- * caller's credentials; permissions were checked by the kernel.  Link
+ * caller's credentials; permissions were checked by the kernel, but not
+ * the immutable and append-only flags, which the kernel's FUSE never sets
+ * on its inodes: those rules are applied here (flags.c's zlfs_may_*).  Link
  * counts follow POSIX: a directory has 2 + its subdirectories; a name that
  * goes away drops a link, and the last one hands the inode to inode.c
  * (freed now, or as an orphan when still open).
