@@ -151,6 +151,7 @@ int zlfs_cp_load(struct zlfs_sb *sbi)
 			goto out;
 	cp = (struct zf_checkpoint *)sbi->cp_blk;
 	uint32_t flags = zf_le32_to_cpu(cp->ckpt_flags);
+	sbi->need_fsck = flags & ZF_CP_FSCK_FLAG;
 	sbi->sit_bitmap_bytes = zf_le32_to_cpu(cp->sit_ver_bitmap_bytesize);
 	sbi->nat_bitmap_bytes = zf_le32_to_cpu(cp->nat_ver_bitmap_bytesize);
 	if (flags & ZF_CP_LARGE_NAT_BITMAP_FLAG) {
@@ -391,6 +392,8 @@ int zlfs_checkpoint(struct zlfs_sb *sbi, bool umount)
 	flags |= ZF_CP_CRC_RECOVERY_FLAG;
 	if (umount)
 		flags |= ZF_CP_UMOUNT_FLAG;
+	if (sbi->need_fsck)   /* the kernel's or a shutdown's request, kept until fsck */
+		flags |= ZF_CP_FSCK_FLAG;
 	if (norph)
 		flags |= ZF_CP_ORPHAN_PRESENT_FLAG;
 	cp->ckpt_flags = zf_cpu_to_le32(flags);

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 
 #include "zlfs.h"
 
@@ -56,6 +57,20 @@ int zlfs_corrupt(struct zlfs_sb *sbi, const char *fmt, ...)
 		fprintf(stderr, "zlfs: %s: inconsistent filesystem: %s\n",
 			zlfs_zdev_spec(sbi->dev), what);
 	return -ZLFS_EFSCORRUPTED;
+}
+
+void zlfs_info(struct zlfs_sb *sbi, const char *fmt, ...)
+{
+	char what[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (sbi->info_syslog)
+		syslog(LOG_INFO, "%s: %s", zlfs_zdev_spec(sbi->dev), what);
+	else
+		fprintf(stderr, "zlfs: %s\n", what);
 }
 
 int zlfs_read_block(struct zlfs_sb *sbi, uint32_t blkaddr, void *buf)

@@ -50,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "fuse_ops.h"
@@ -336,6 +337,20 @@ static bool virt_name(fuse_ino_t parent, const char *name)
 		if (is_virt(ino)) { fuse_reply_err(req, EPERM); return; } \
 	} while (0)
 
+/*
+ * After a shutdown (shutdown.c) every operation fails with EIO, as the
+ * kernel's filesystems answer once shut down; the virtual files stay, so
+ * zlfs-umount still finds the daemon.  Not refused: FORGET, RELEASE,
+ * RELEASEDIR and FLUSH, which only let go, and STATFS, which XFS and
+ * F2FS answer too.
+ */
+#define DOWN_REFUSE(req, ino) do { \
+		if (!is_virt(ino) && zlfs_is_shut_down(SBI(req))) { \
+			fuse_reply_err(req, EIO); \
+			return; \
+		} \
+	} while (0)
+
 static void virt_stat(fuse_ino_t ino, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -616,6 +631,7 @@ static void zl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	int ret;
 
 	count(ZR_LOOKUP, virt_name(parent, name) ? VINO_DIR : parent);
+	DOWN_REFUSE(req, virt_name(parent, name) ? VINO_DIR : parent);
 	if (strlen(name) > ZF_NAME_LEN) {
 		fuse_reply_err(req, ENAMETOOLONG);
 		return;
@@ -720,6 +736,7 @@ static void zl_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 	(void)fi;
 	count(ZR_GETATTR, ino);
+	DOWN_REFUSE(req, ino);
 	if (is_virt(ino)) {
 		virt_stat(ino, &st);
 		fuse_reply_attr(req, &st, TIMEOUT);
@@ -777,6 +794,7 @@ static void zl_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 
 	(void)fi;
 	count(ZR_SETATTR, ino);
+	DOWN_REFUSE(req, ino);
 	VIRT_REFUSE(req, ino);
 	clock_gettime(CLOCK_REALTIME_COARSE, &now);   /* as zlfs_inode_touch */
 	lock(sbi);
@@ -857,6 +875,7 @@ static void zl_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	int ret;
 
 	count(ZR_MKNOD, parent);
+	DOWN_REFUSE(req, parent);
 	if (!S_ISREG(mode) && !S_ISCHR(mode) && !S_ISBLK(mode) && !S_ISFIFO(mode) && !S_ISSOCK(mode)) {
 		fuse_reply_err(req, EINVAL);
 		return;
@@ -874,6 +893,7 @@ static void zl_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	int ret;
 
 	count(ZR_MKDIR, parent);
+	DOWN_REFUSE(req, parent);
 	lock(sbi);
 	ret = do_create(sbi, req, parent, name, S_IFDIR | (mode & 07777), 0, NULL, &e, NULL);
 	unlock(sbi);
@@ -887,6 +907,7 @@ static void zl_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 	int ret;
 
 	count(ZR_SYMLINK, parent);
+	DOWN_REFUSE(req, parent);
 	if (strlen(link) >= ZF_BLKSIZE) {
 		fuse_reply_err(req, ENAMETOOLONG);
 		return;
@@ -906,6 +927,7 @@ static void zl_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	int ret;
 
 	count(ZR_CREATE, parent);
+	DOWN_REFUSE(req, parent);
 	lock(sbi);
 	ret = do_create(sbi, req, parent, name, S_IFREG | (mode & 07777), 0, NULL, &e, &zi);
 	if (!ret)
@@ -928,6 +950,7 @@ static void zl_readlink(fuse_req_t req, fuse_ino_t ino)
 	int ret;
 
 	count(ZR_READLINK, ino);
+	DOWN_REFUSE(req, ino);
 	VIRT_REFUSE(req, ino);
 	lock_shared(sbi);
 	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
@@ -949,6 +972,7 @@ static void zl_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct zlfs_sb *sbi = SBI(req);
 	count(ZR_UNLINK, parent);
+	DOWN_REFUSE(req, parent);
 	if (is_virt(parent) || virt_name(parent, name)) {
 		fuse_reply_err(req, EPERM);
 		return;
@@ -966,6 +990,7 @@ static void zl_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct zlfs_sb *sbi = SBI(req);
 	count(ZR_RMDIR, parent);
+	DOWN_REFUSE(req, parent);
 	if (is_virt(parent) || virt_name(parent, name)) {
 		fuse_reply_err(req, EPERM);
 		return;
@@ -987,6 +1012,7 @@ static void zl_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 	int ret;
 
 	count(ZR_LINK, ino);
+	DOWN_REFUSE(req, ino);
 	if (is_virt(ino) || is_virt(newparent) || virt_name(newparent, newname)) {
 		fuse_reply_err(req, is_virt(ino) || is_virt(newparent) ? EPERM : EEXIST);
 		return;
@@ -1018,6 +1044,7 @@ static void zl_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	struct zlfs_sb *sbi = SBI(req);
 	uint32_t moved[2] = { 0, 0 };
 	count(ZR_RENAME, parent);
+	DOWN_REFUSE(req, parent);
 	if (is_virt(parent) || is_virt(newparent) || virt_name(parent, name) ||
 	    virt_name(newparent, newname)) {
 		fuse_reply_err(req, EPERM);
@@ -1068,6 +1095,7 @@ static void zl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	int ret;
 
 	count(ZR_OPEN, ino);
+	DOWN_REFUSE(req, ino);
 	if (is_virt(ino)) {
 		virt_open(req, ino, fi);
 		return;
@@ -1090,11 +1118,15 @@ static void zl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			zi->nopen++;
 			/*
 			 * Reads served from the kernel's page cache never reach
-			 * us, so opening for reading is the access atime counts
-			 * (under relatime: the first one after a change).  The
-			 * kernel keeps attributes TIMEOUT long: tell it to ask.
+			 * us, so opening read-only is the access atime counts
+			 * (under relatime: the first one after a change).  A
+			 * read-write open is often for writing alone (xfs_io's
+			 * fsync, a database): it counts only when a READ comes
+			 * (read_accessed), or an fsync would carry an atime no
+			 * read made (xfstests generic/392).  The kernel keeps
+			 * attributes TIMEOUT long: tell it to ask.
 			 */
-			if ((fi->flags & O_ACCMODE) != O_WRONLY &&
+			if ((fi->flags & O_ACCMODE) == O_RDONLY &&
 			    S_ISREG(zf_le16_to_cpu(zi_raw(zi)->i_mode)))
 				accessed = zlfs_inode_accessed(sbi, zi) == 1;
 		}
@@ -1162,6 +1194,7 @@ static void zl_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	int ret;
 
 	count(ZR_READ, ino);
+	DOWN_REFUSE(req, ino);
 	if (is_virt(ino)) {
 		free(buf);
 		virt_read(req, size, off, fi);
@@ -1194,6 +1227,7 @@ static void zl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 
 	(void)fi;
 	count(ZR_WRITE, ino);
+	DOWN_REFUSE(req, ino);
 	VIRT_REFUSE(req, ino);
 	lock(sbi);
 	/* room first: the blocks, maybe a new dnode and an inline conversion */
@@ -1235,6 +1269,7 @@ static void zl_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 
 	(void)fi;
 	count(ZR_FSYNC, ino);
+	DOWN_REFUSE(req, ino);
 	if (is_virt(ino)) {
 		fuse_reply_err(req, 0);
 		return;
@@ -1269,6 +1304,7 @@ static void zl_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 
 	(void)fi;
 	count(ZR_FALLOCATE, ino);
+	DOWN_REFUSE(req, ino);
 	if (off < 0 || len <= 0) {
 		fuse_reply_err(req, EINVAL);
 		return;
@@ -1307,6 +1343,7 @@ static void zl_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	int ret;
 
 	count(ZR_OPENDIR, ino);
+	DOWN_REFUSE(req, ino);
 	if (sess.no_opendir) {
 		fuse_reply_err(req, ENOSYS);
 		return;
@@ -1427,6 +1464,7 @@ static void zl_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 {
 	(void)fi;
 	count(ZR_READDIR, ino);
+	DOWN_REFUSE(req, ino);
 	do_readdir(req, ino, size, off, false);
 }
 
@@ -1435,6 +1473,7 @@ static void zl_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 {
 	(void)fi;
 	count(ZR_READDIRPLUS, ino);
+	DOWN_REFUSE(req, ino);
 	do_readdir(req, ino, size, off, true);
 }
 
@@ -1443,6 +1482,7 @@ static void zl_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 	(void)datasync;
 	(void)fi;
 	count(ZR_FSYNCDIR, ino);
+	DOWN_REFUSE(req, ino);
 	do_sync(req);
 }
 
@@ -1462,10 +1502,7 @@ static void zl_statfs(fuse_req_t req, fuse_ino_t ino)
 	 * the nodes not written yet.  Dead blocks and prefree sections count
 	 * as free: a write that needs them runs GC and the checkpoint first.
 	 */
-	st.f_bfree = zlfs_avail_blocks(sbi);
-	/* a file's data needs a direct node per ADDRS_PER_BLOCK blocks: what a
-	 * single file could really take is that much less */
-	st.f_bfree -= st.f_bfree / (ZF_ADDRS_PER_BLOCK + 1);
+	st.f_bfree = zlfs_free_blocks(sbi);
 	st.f_bavail = st.f_bfree;
 	uint32_t usable_nids = sbi->max_nid - ZF_FIRST_FREE_NID;
 	st.f_files = usable_nids;
@@ -1512,6 +1549,7 @@ static void zl_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 	int ret;
 
 	count(ZR_SETXATTR, ino);
+	DOWN_REFUSE(req, ino);
 	VIRT_REFUSE(req, ino);
 	if (acl) {
 		ngroups = fuse_req_getgroups(req, 256, groups);
@@ -1537,6 +1575,7 @@ static void zl_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	int ret;
 
 	count(ZR_GETXATTR, ino);
+	DOWN_REFUSE(req, ino);
 	if (size && !buf) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -1572,6 +1611,7 @@ static void zl_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	int ret;
 
 	count(ZR_LISTXATTR, ino);
+	DOWN_REFUSE(req, ino);
 	if (size && !buf) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -1604,6 +1644,7 @@ static void zl_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	int ret;
 
 	count(ZR_REMOVEXATTR, ino);
+	DOWN_REFUSE(req, ino);
 	if (is_virt(ino)) {
 		fuse_reply_err(req, EPERM);
 		return;
@@ -1617,11 +1658,94 @@ static void zl_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 }
 
 /*
+ * The caller's bytes at addr, read from its memory: the kernel's FUSE
+ * copies an ioctl's argument to the daemon only when the command's number
+ * says the kernel writes it (_IOW), and the going-down ioctl is numbered
+ * _IOR though it is read.  The caller is the ioctl's thread (ctx->pid);
+ * reading it needs ptrace rights over it, which root's daemon has.
+ */
+static int caller_read(fuse_req_t req, const void *addr, void *buf, size_t len)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct iovec local = { buf, len }, remote = { (void *)addr, len };
+
+	if (!ctx->pid)   /* a caller in another pid namespace */
+		return -EPERM;
+	ssize_t n = process_vm_readv(ctx->pid, &local, 1, &remote, 1, 0);
+	if (n < 0)
+		return errno == ESRCH ? -EFAULT : -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+/*
+ * The kernel's filesystems want CAP_SYS_ADMIN for shutdown and FITRIM;
+ * the daemon sees only the caller's ids, so: root, or the user the daemon
+ * runs as (who mounted it).
+ */
+static bool caller_is_admin(fuse_req_t req)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+	return ctx->uid == 0 || ctx->uid == getuid();
+}
+
+/* The going-down ioctl (shutdown.c). */
+static void ioctl_shutdown(fuse_req_t req, void *arg)
+{
+	struct zlfs_sb *sbi = SBI(req);
+	uint32_t mode;
+	int ret;
+
+	if (!caller_is_admin(req))
+		ret = -EPERM;
+	else
+		ret = caller_read(req, arg, &mode, sizeof(mode));
+	if (!ret) {
+		lock(sbi);
+		ret = zlfs_shutdown(sbi, mode);
+		unlock(sbi);
+	}
+	if (ret)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_ioctl(req, 0, NULL, 0);
+}
+
+/* FITRIM (trim.c): the range in, the bytes trimmed back in its len. */
+static void ioctl_fitrim(fuse_req_t req, const void *in_buf, size_t in_bufsz, size_t out_bufsz)
+{
+	struct zlfs_sb *sbi = SBI(req);
+	struct fstrim_range r;
+	uint64_t trimmed = 0;
+	int ret;
+
+	if (!caller_is_admin(req)) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	if (in_bufsz < sizeof(r) || out_bufsz < sizeof(r)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	memcpy(&r, in_buf, sizeof(r));
+	lock(sbi);
+	ret = zlfs_trim(sbi, r.start, r.len, r.minlen, &trimmed);
+	unlock(sbi);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	r.len = trimmed;
+	fuse_reply_ioctl(req, 0, &r, sizeof(r));
+}
+
+/*
  * The chattr flags (flags.c).  The VFS turns chattr's FS_IOC_SETFLAGS and
  * FS_IOC_FSSETXATTR into a get (to check the owner and CAP_LINUX_IMMUTABLE)
  * and a set, which the kernel's FUSE sends as these ioctls with an int or
  * a struct fsxattr, on a handle it opens for the purpose (files and
- * directories only).  Any other ioctl: ENOTTY.
+ * directories only).  Also the going-down ioctl, FITRIM and the volume
+ * label (on any file or directory of the volume).  Any other: ENOTTY.
  */
 static void zl_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		     struct fuse_file_info *fi, unsigned flags, const void *in_buf,
@@ -1634,11 +1758,19 @@ static void zl_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 	bool set = false;
 	int ret;
 
-	(void)arg;
 	(void)fi;
 	count(ZR_IOCTL, ino);
 	if (is_virt(ino) || (flags & FUSE_IOCTL_UNRESTRICTED)) {
 		fuse_reply_err(req, ENOTTY);
+		return;
+	}
+	if (cmd == (unsigned int)ZLFS_IOC_SHUTDOWN) {
+		ioctl_shutdown(req, arg);
+		return;
+	}
+	DOWN_REFUSE(req, ino);
+	if (cmd == (unsigned int)FITRIM) {
+		ioctl_fitrim(req, in_buf, in_bufsz, out_bufsz);
 		return;
 	}
 	switch (cmd) {

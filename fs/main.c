@@ -51,6 +51,7 @@
 #include <string.h>
 #include <stdbool.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "fuse_ops.h"
@@ -433,6 +434,9 @@ int main(int argc, char **argv)
 
 	if (!fopts.foreground) {
 		int pfd[2];
+		/* notes go where a daemon's go; errors still reach the terminal (main's verdict) */
+		c.o.info_syslog = true;
+		openlog("zlfs", LOG_PID, LOG_DAEMON);
 		if (pipe(pfd) < 0) {
 			perror("zlfs: pipe");
 			return 1;

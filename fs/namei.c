@@ -22,6 +22,8 @@
 
 int zlfs_writable(struct zlfs_sb *sbi)
 {
+	if (zlfs_is_shut_down(sbi))
+		return -EIO;
 	if (sbi->fatal || sbi->ro)
 		return -EROFS;
 	return 0;

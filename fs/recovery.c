@@ -480,9 +480,9 @@ int zlfs_recover_scan(struct zlfs_sb *sbi, struct zrecovery **out)
 	}
 	if ((ret = zlfs_seg_claim_done(sbi)))
 		goto out;
-	fprintf(stderr, "zlfs: roll-forward: %u chain blocks, %u inodes, %u replayed, "
-		"%u data blocks, %u not landed\n", rc->len, rc->ninos, rc->replayed, rc->claimed,
-		rc->skipped);
+	zlfs_info(sbi, "roll-forward: %u chain blocks, %u inodes, %u replayed, "
+		  "%u data blocks, %u not landed", rc->len, rc->ninos, rc->replayed, rc->claimed,
+		  rc->skipped);
 out:
 	free(seen);
 	free(blk);

@@ -427,6 +427,13 @@ uint64_t zlfs_avail_blocks(const struct zlfs_sb *sbi)
 	return used >= sbi->user_block_count ? 0 : sbi->user_block_count - used;
 }
 
+uint64_t zlfs_free_blocks(const struct zlfs_sb *sbi)
+{
+	uint64_t a = zlfs_avail_blocks(sbi);
+	/* a file's data needs a direct node per ADDRS_PER_BLOCK blocks */
+	return a - a / (ZF_ADDRS_PER_BLOCK + 1);
+}
+
 uint32_t zlfs_sec_of_blkaddr(const struct zlfs_sb *sbi, uint32_t blkaddr)
 {
 	return sec_of(sbi, (blkaddr - sbi->lay.main_blkaddr) / ZF_BLKS_PER_SEG);

@@ -121,8 +121,10 @@ int zlfs_stats_status(struct zlfs_sb *sbi, const struct zlfs_req_count *reqs, si
 	put(&b, "node_cache_misses=%llu\n", (unsigned long long)sbi->st.node_misses);
 	put(&b, "node_readahead=%llu\n", (unsigned long long)sbi->st.node_readahead);
 	/* 0, or the negative errno of the device error that made the volume read-only */
-	put(&b, "device_error=%d\n", sbi->fatal);
+	put(&b, "device_error=%d\n", zlfs_is_shut_down(sbi) ? 0 : sbi->fatal);
 	put(&b, "read_only=%d\n", sbi->ro || sbi->fatal);
+	/* the going-down ioctl stopped it (shutdown.c) */
+	put(&b, "shut_down=%d\n", zlfs_is_shut_down(sbi));
 	put(&b, "gc=%s\n", sbi->gco.mode == ZLFS_GC_OFF ? "off" :
 			   sbi->gco.mode == ZLFS_GC_URGENT ? "urgent" : "on");
 	put(&b, "gc_policy=%s\n", sbi->gco.policy == ZLFS_GCP_GREEDY ? "greedy" :

@@ -264,6 +264,7 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 	sbi->fsync_cp = o && o->fsync_cp;
 	sbi->atime = o ? o->atime : ZLFS_ATIME_RELATIME;
 	sbi->nodiratime = o && o->nodiratime;
+	sbi->info_syslog = o && o->info_syslog;
 	if (o)
 		sbi->gco = o->gc;
 	else

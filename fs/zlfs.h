@@ -48,6 +48,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 
 #include "zlfs/disp.h"
@@ -196,6 +197,7 @@ struct zlfs_opts {
 	uint32_t cache_mb;               /* the memory bound (0: ZLFS_CACHE_MB_DEFAULT) */
 	uint8_t atime;                   /* enum zlfs_atime: when reads update atime */
 	bool nodiratime;                 /* never for directories */
+	bool info_syslog;                /* notes (zlfs_info) to syslog, not stderr */
 };
 #define ZLFS_CACHE_MB_DEFAULT 256
 
@@ -218,9 +220,12 @@ struct zlfs_sb {
 	struct zf_super sb;
 	int fatal;                       /* != 0: a device error made us read-only */
 	bool ro;
+	bool shutdown;                   /* shutdown.c: stopped, every operation fails */
+	bool need_fsck;                  /* checkpoints carry CP_FSCK_FLAG (until fsck) */
 	bool fsync_cp;                   /* fsync=checkpoint */
 	uint8_t atime;                   /* enum zlfs_atime */
 	bool nodiratime;
+	bool info_syslog;                /* zlfs_opts.info_syslog */
 
 	/* checkpoint */
 	uint64_t cp_ver;                 /* version of the last committed checkpoint */
@@ -356,6 +361,12 @@ void zlfs_set_fatal(struct zlfs_sb *sbi, int err);
  * error does, and return -EUCLEAN for the operation to fail with.
  */
 int zlfs_corrupt(struct zlfs_sb *sbi, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * A note, not a problem (what recovery replayed): on stderr, or for a
+ * daemon in the background to syslog, as the kernel's filesystems note
+ * such things in the kernel log, not on the terminal of whoever mounted.
+ */
+void zlfs_info(struct zlfs_sb *sbi, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int zlfs_read_block(struct zlfs_sb *sbi, uint32_t blkaddr, void *buf);
 /* Metadata in the conventional area: written in place. */
 int zlfs_write_meta_block(struct zlfs_sb *sbi, uint32_t blkaddr, const void *buf);
@@ -480,6 +491,11 @@ int zlfs_seg_settle_logs(struct zlfs_sb *sbi);
 void zlfs_seg_after_cp(struct zlfs_sb *sbi);
 /* Blocks users can still take: f_bavail; new blocks and nodes are checked against it. */
 uint64_t zlfs_avail_blocks(const struct zlfs_sb *sbi);
+/*
+ * What statfs shows free (f_bfree, f_bavail): zlfs_avail_blocks less the
+ * direct nodes a single file would need to take it all.
+ */
+uint64_t zlfs_free_blocks(const struct zlfs_sb *sbi);
 /* Reset zones that hold nothing and fix logs after mount. */
 int zlfs_seg_fix_zones(struct zlfs_sb *sbi);
 
@@ -500,6 +516,38 @@ int zlfs_balance(struct zlfs_sb *sbi, uint64_t blocks);
 #define ZLFS_CP_INTERVAL_MS 60000
 int zlfs_gc_start(struct zlfs_sb *sbi);
 void zlfs_gc_stop(struct zlfs_sb *sbi);
+/* ---- shutdown.c: the going-down ioctl ---- */
+/*
+ * F2FS_IOC_SHUTDOWN, ext4's EXT4_IOC_SHUTDOWN and XFS's XFS_IOC_GOINGDOWN:
+ * one number, _IOR('X', 125, __u32), though the argument is read, not
+ * written (so the kernel's FUSE does not pass it: see zl_ioctl).
+ */
+#define ZLFS_IOC_SHUTDOWN _IOR('X', 125, uint32_t)
+enum {
+	ZLFS_GOING_DOWN_FULLSYNC = 0,    /* checkpoint, then stop */
+	ZLFS_GOING_DOWN_METASYNC = 1,    /* the same (XFS's LOGFLUSH) */
+	ZLFS_GOING_DOWN_NOSYNC = 2,      /* stop now (XFS's NOLOGFLUSH) */
+	ZLFS_GOING_DOWN_METAFLUSH = 3,   /* checkpoint, then stop */
+	ZLFS_GOING_DOWN_NEED_FSCK = 4,   /* no stop: a checkpoint asking for fsck */
+};
+/*
+ * Stop the filesystem as a crash would (sbi->lock exclusive): after it,
+ * nothing is written to the device and every operation fails with EIO;
+ * no final checkpoint at unmount.  -EINVAL for an unknown mode.
+ */
+int zlfs_shutdown(struct zlfs_sb *sbi, uint32_t mode);
+bool zlfs_is_shut_down(const struct zlfs_sb *sbi);
+
+/* ---- trim.c: FITRIM ---- */
+/*
+ * Trim the free sections wholly inside [start, start+len) bytes of the
+ * volume (sbi->lock exclusive): zone resets, discards where conventional.
+ * *trimmed: bytes of free space covered.  -EINVAL for a start past the end
+ * or a length under a block; -EOPNOTSUPP when the device cannot discard.
+ */
+int zlfs_trim(struct zlfs_sb *sbi, uint64_t start, uint64_t len, uint64_t minlen,
+	      uint64_t *trimmed);
+
 /* Note a user operation (background GC waits for quiet). */
 static inline void zlfs_note_op(struct zlfs_sb *sbi)
 {

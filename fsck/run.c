@@ -69,7 +69,11 @@ static int check(struct fsck *f)
 
 	if ((ret = fsck_load(f)))
 		return ret;
-	if (f->clean_unmount && !f->force && !f->problems) {
+	/* a checkpoint with CP_FSCK_FLAG (the kernel's f2fs, or a shutdown's need-fsck) asks for one */
+	bool asked = f->cp_flags & ZF_CP_FSCK_FLAG;
+	if (asked && !f->force)
+		printf("%s: the checkpoint asks for a check (CP_FSCK_FLAG): checking\n", f->spec);
+	if (f->clean_unmount && !f->force && !f->problems && !asked) {
 		printf("%s: clean (unmounted cleanly; -f checks anyway)\n", f->spec);
 		return 1;
 	}

@@ -231,6 +231,24 @@ static void concat_close(struct zlfs_zdev *dev)
 	free(c);
 }
 
+/* A discard may span members: each gets its part. */
+static int concat_discard(struct zlfs_zdev *dev, uint64_t off, uint64_t len)
+{
+	struct concat *c = (struct concat *)dev;
+
+	while (len) {
+		int i = member_of(c, off);
+		uint64_t end = i + 1 < c->n ? c->start[i + 1] : dev->geom.size;
+		uint64_t n = end - off < len ? end - off : len;
+		int ret = zlfs_zdev_discard(c->sub[i], off - c->start[i], n);
+		if (ret)
+			return ret;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
 static const struct zdev_ops concat_ops = {
 	.submit = concat_submit,
 	.report = concat_report,
@@ -238,6 +256,7 @@ static const struct zdev_ops concat_ops = {
 	.close = concat_close,
 	.set_cond = concat_set_cond,
 	.stats = concat_stats,
+	.discard = concat_discard,
 };
 
 static uint32_t min_limit(uint32_t a, uint32_t b)

@@ -367,12 +367,36 @@ static void zbdev_stats(struct zlfs_zdev *dev, struct zlfs_zdev_stats *st)
 	pthread_mutex_unlock(&d->lock);
 }
 
+/*
+ * Discard: BLKDISCARD on a block device (EOPNOTSUPP where it has no
+ * discard), a punched hole in a plain file.
+ */
+static int zbdev_discard(struct zlfs_zdev *dev, uint64_t off, uint64_t len)
+{
+	struct zbdev *d = (struct zbdev *)dev;
+	struct stat st;
+
+	if (fstat(d->fd, &st) < 0)
+		return -errno;
+	if (S_ISREG(st.st_mode)) {
+		if (fallocate(d->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off,
+			      (off_t)len) < 0)
+			return errno == ENOSYS ? -EOPNOTSUPP : -errno;
+		return 0;
+	}
+	uint64_t range[2] = { off, len };
+	if (ioctl(d->fd, BLKDISCARD, range) < 0)
+		return errno == ENOTTY ? -EOPNOTSUPP : -errno;
+	return 0;
+}
+
 static const struct zdev_ops zbdev_ops = {
 	.submit = zbdev_submit,
 	.report = zbdev_report,
 	.mgmt = zbdev_mgmt,
 	.close = zbdev_close,
 	.stats = zbdev_stats,
+	.discard = zbdev_discard,
 };
 
 /* The kernel's limit for one request (queue/max_sectors_kb), 0 if unknown. */

@@ -1214,6 +1214,12 @@ int zlfs_disp_zone_mgmt(struct zlfs_disp *d, enum zlfs_zone_mgmt op, uint32_t zo
 	return ret ? ret : r2;
 }
 
+/* Conventional zones keep no write pointer: nothing here to keep in step. */
+int zlfs_disp_discard(struct zlfs_disp *d, uint64_t off, uint64_t len)
+{
+	return zlfs_zdev_discard(d->dev, off, len);
+}
+
 int zlfs_disp_report(struct zlfs_disp *d, uint32_t first, struct zlfs_zone *zones, uint32_t *nr)
 {
 	int ret = zlfs_zdev_report(d->dev, first, zones, nr);

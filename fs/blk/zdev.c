@@ -195,6 +195,22 @@ int zlfs_zdev_zone_mgmt(struct zlfs_zdev *dev, enum zlfs_zone_mgmt op, uint32_t 
 
 /* --- optional operations ------------------------------------------------- */
 
+int zlfs_zdev_discard(struct zlfs_zdev *dev, uint64_t off, uint64_t len)
+{
+	const struct zlfs_zdev_geom *g = &dev->geom;
+
+	if (!len)
+		return 0;
+	if (off % g->lbs || len % g->lbs || off > g->size || len > g->size - off)
+		return -EINVAL;
+	/* conventional zones come first (nr_conv of them) */
+	if (g->zoned && off + len > (uint64_t)g->nr_conv * g->zone_size)
+		return -EINVAL;
+	if (!dev->ops->discard)
+		return -EOPNOTSUPP;
+	return dev->ops->discard(dev, off, len);
+}
+
 int zlfs_zdev_fault_arm(struct zlfs_zdev *dev, enum zlfs_fault_kind kind, uint64_t nth,
 			bool persistent)
 {

@@ -27,6 +27,8 @@ struct zdev_ops {
 	int (*revive)(struct zlfs_zdev *dev);
 	bool (*is_dead)(struct zlfs_zdev *dev);
 	void (*stats)(struct zlfs_zdev *dev, struct zlfs_zdev_stats *st);
+	/* range checked by zdev.c: in bounds, aligned, conventional zones only */
+	int (*discard)(struct zlfs_zdev *dev, uint64_t off, uint64_t len);
 };
 
 struct zlfs_zdev {

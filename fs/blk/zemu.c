@@ -661,6 +661,35 @@ static int zemu_mgmt(struct zlfs_zdev *dev, enum zlfs_zone_mgmt op, uint32_t zon
 	return ret;
 }
 
+/*
+ * Discard in conventional zones: memory reads zeros again; a sparse image
+ * punches the range out of its file.  A thick image keeps its blocks (its
+ * point is that the host never allocates again), so there the discard
+ * changes nothing, as a device that ignores discards.  Undo records of
+ * unflushed writes in the range stay: a power cut may bring old bytes
+ * back, as it may on a device whose discard was not yet flushed.
+ */
+static int zemu_discard(struct zlfs_zdev *dev, uint64_t off, uint64_t len)
+{
+	struct zemu *z = (struct zemu *)dev;
+	int ret = 0;
+
+	pthread_mutex_lock(&z->lock);
+	if (z->dead) {
+		ret = -EIO;
+	} else if (!z->image) {
+		uint8_t *p = z->mem + off;
+		if (off % 4096 == 0 && len % 4096 == 0)
+			madvise(p, len, MADV_DONTNEED);  /* private anon: reads zeros again */
+		else
+			memset(p, 0, len);
+	} else if (!z->thick) {
+		ret = zimg_discard(z, off, len);
+	}
+	pthread_mutex_unlock(&z->lock);
+	return ret;
+}
+
 static void zemu_close(struct zlfs_zdev *dev)
 {
 	struct zemu *z = (struct zemu *)dev;
@@ -811,6 +840,7 @@ static const struct zdev_ops zemu_ops = {
 	.revive = zemu_revive,
 	.is_dead = zemu_is_dead,
 	.stats = zemu_stats,
+	.discard = zemu_discard,
 };
 
 /* ---- construction --------------------------------------------------------- */

@@ -122,6 +122,11 @@ void zlfs_disp_drain(struct zlfs_disp *d);
  * in step (and clear a zone's resync mark). */
 int zlfs_disp_zone_mgmt(struct zlfs_disp *d, enum zlfs_zone_mgmt op, uint32_t zone);
 int zlfs_disp_report(struct zlfs_disp *d, uint32_t first, struct zlfs_zone *zones, uint32_t *nr);
+/*
+ * Discard a range of conventional zones (zlfs_zdev_discard); the caller
+ * guarantees nothing is queued or in flight to it (free space).
+ */
+int zlfs_disp_discard(struct zlfs_disp *d, uint64_t off, uint64_t len);
 /* True if the zone's write pointer must be re-read before writes succeed. */
 bool zlfs_disp_zone_needs_resync(struct zlfs_disp *d, uint32_t zone);
 

@@ -173,6 +173,15 @@ int zlfs_zdev_report(struct zlfs_zdev *dev, uint32_t first, struct zlfs_zone *zo
 		     uint32_t *nr);
 /* Zone management on one zone, or on all with ZLFS_ZONE_ALL. */
 int zlfs_zdev_zone_mgmt(struct zlfs_zdev *dev, enum zlfs_zone_mgmt op, uint32_t zone);
+/*
+ * Discard [off, off+len) (logical-block aligned, conventional zones only:
+ * a sequential zone is emptied by a reset): the device may drop those
+ * blocks, which then read as zeros or as their old content.  Synchronous;
+ * no command may be in flight to the range.  -EOPNOTSUPP where the
+ * backend or the device cannot discard, -EINVAL for a range that is out
+ * of bounds, unaligned or touches a sequential zone.
+ */
+int zlfs_zdev_discard(struct zlfs_zdev *dev, uint64_t off, uint64_t len);
 
 static inline uint32_t zlfs_zdev_zone_of(const struct zlfs_zdev_geom *g, uint64_t off)
 {

@@ -365,6 +365,21 @@ umnt
 [ "$after" != "$A_OLD" ] && pass "atime of a read from the page cache" ||
 	fail "atime of a read from the page cache" "(still $after)"
 
+# A read-write open that reads nothing is no access: xfs_io opens so for
+# its fsync, and the fsync must not carry an atime no read made (xfstests
+# generic/392 compares stat before the fsync with stat after a crash).
+mnt
+f=$M/atime.rdwr
+echo data >"$f"
+touch -m -d 2002-01-01 "$f"; touch -a -d 2001-01-01 "$f"
+umnt
+mnt
+xfs_io -c fsync "$f"
+after=$(atime_of "$f")
+umnt
+[ "$after" = "$A_OLD" ] && pass "atime of a read-write open without a read" ||
+	fail "atime of a read-write open without a read" "(moved to $after)"
+
 if [ "$FAILS" = 0 ]; then
 	echo "check-times: ok"
 	exit 0
