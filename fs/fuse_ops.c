@@ -1091,7 +1091,7 @@ static void zl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct zlfs_sb *sbi = SBI(req);
 	struct zinode *zi;
-	bool accessed = false;
+	bool accessed = false, uncached = false;
 	int ret;
 
 	count(ZR_OPEN, ino);
@@ -1125,9 +1125,18 @@ static void zl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			 * (read_accessed), or an fsync would carry an atime no
 			 * read made (xfstests generic/392).  The kernel keeps
 			 * attributes TIMEOUT long: tell it to ask.
+			 *
+			 * strictatime wants every read and only reads: there
+			 * the kernel drops its cached pages at each read-only
+			 * open (no keep_cache), so the reads come to us, and
+			 * the open itself counts for nothing (generic/622: an
+			 * open for fsync must not move atime).  A price only
+			 * that option pays.
 			 */
-			if ((fi->flags & O_ACCMODE) == O_RDONLY &&
-			    S_ISREG(zf_le16_to_cpu(zi_raw(zi)->i_mode)))
+			bool reading = (fi->flags & O_ACCMODE) == O_RDONLY &&
+				       S_ISREG(zf_le16_to_cpu(zi_raw(zi)->i_mode));
+			uncached = reading && sbi->atime == ZLFS_ATIME_STRICT;
+			if (reading && !uncached)
 				accessed = zlfs_inode_accessed(sbi, zi) == 1;
 		}
 	}
@@ -1138,7 +1147,7 @@ static void zl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	if (accessed && sess.se)
 		fuse_lowlevel_notify_inval_inode(sess.se, ino, -1, 0);
-	fi->keep_cache = 1;
+	fi->keep_cache = !uncached;
 	fuse_reply_open(req, fi);
 }
 
