@@ -124,6 +124,7 @@ struct cli {
 	const char *device;
 	struct zlfs_opts o;
 	bool no_wb;
+	bool norecovery;
 	int nonopt;
 	int err;
 };
@@ -232,6 +233,14 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 			c->no_wb = true;
 			return 0;
 		}
+		/*
+		 * F2FS's norecovery: no roll-forward, and only read-only,
+		 * which a zlfs ro mount is already (it never rolls forward)
+		 */
+		if (!strcmp(arg, "norecovery")) {
+			c->norecovery = true;
+			return 0;
+		}
 		if (!strcmp(arg, "ro"))
 			c->o.ro = true;
 		return 1;
@@ -290,6 +299,7 @@ static void usage(const char *prog)
 	       "  cache_mb=N          memory for cached nodes and directory blocks (256)\n"
 	       "  no_writeback_cache  no kernel writeback cache: writes reach zlfs at once\n"
 	       "  ro                  read-only\n"
+	       "  norecovery          with ro only: no roll-forward (ro never rolls forward)\n"
 	       "  relatime, atime, nostrictatime\n"
 	       "                      atime updated on a read when not later than mtime\n"
 	       "                      or ctime, or a day old (the default, the kernel's)\n"
@@ -384,6 +394,10 @@ int main(int argc, char **argv)
 	zlfs_gc_opts_default(&c.o.gc);
 	if (fuse_opt_parse(&args, &c, NULL, opt_proc) || c.err)
 		return 1;
+	if (c.norecovery && !c.o.ro) {
+		fprintf(stderr, "zlfs: norecovery needs ro (as F2FS's)\n");
+		return 1;
+	}
 	zlfs_fuse_set_writeback(!c.no_wb);
 	if (c.device && (blkpath = blockdev_path(c.device))) {
 		if (geteuid() == 0)

@@ -9,6 +9,9 @@
 #      EIO, nothing reaches the image (its bytes do not change, through a
 #      write, an fsync and the unmount), zlfs-umount still finds the daemon,
 #      and fsck.zlfs and fsck.f2fs find the crash image sound;
+#      then mounted ro,norecovery it shows the last checkpoint (fstrim is
+#      refused there) and leaves the chain to the next read-write mount;
+#      norecovery without ro is refused;
 #   2. shutdown -f (METASYNC): what the daemon held is all there after the
 #      remount, fsynced or not (a checkpoint came first);
 #   3. only root or the mount's owner may shut it down: another user gets
@@ -114,6 +117,32 @@ else
 		umnt
 		why=$(fscks) || fail "shutdown (no sync)" "(after the remount: $why)"
 	fi
+fi
+
+# 1b. ro,norecovery after it: the last checkpoint, the chain left for the
+# next read-write mount; fstrim refused there; norecovery without ro refused
+fresh
+mnt -o gc_cp_interval_ms=0
+cp "$T/a.ref" "$M/c" && xfs_io -c fsync "$M/c"
+xfs_io -x -c shutdown "$M"
+umnt
+if "$ZLFS" "$IMG" "$M" -o norecovery 2>/dev/null; then
+	fail "norecovery" "(accepted without ro)"
+	umnt
+else
+	mnt -o ro,norecovery
+	seen=$([ -e "$M/c" ] && echo yes || echo no)
+	fstrim "$M" 2>/dev/null && seen="$seen trimmed"
+	umnt
+	mnt
+	if [ "$seen" != no ]; then
+		fail "norecovery" "(ro,norecovery: the fsynced file: $seen)"
+	elif ! cmp -s "$T/a.ref" "$M/c"; then
+		fail "norecovery" "(the next read-write mount did not roll the chain forward)"
+	else
+		pass "norecovery"
+	fi
+	umnt
 fi
 
 # 2. METASYNC (-f); without the writeback cache every write reaches the
