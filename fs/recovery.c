@@ -431,6 +431,8 @@ int zlfs_recover_scan(struct zlfs_sb *sbi, struct zrecovery **out)
 	/* pass 1: which inodes, up to where */
 	uint32_t addr = start, pos = 0;
 	for (; chain_read(sbi, rc, seen, addr, blk); pos++, addr = zf_le32_to_cpu(blk->footer.next_blkaddr)) {
+		/* the chain must stay readable until the mount's checkpoint commits */
+		zlfs_seg_hold(sbi, addr);
 		if (!zf_node_mark(blk, ZF_NODE_FSYNC_BIT))
 			continue;
 		uint32_t ino = zf_le32_to_cpu(blk->footer.ino);

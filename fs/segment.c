@@ -725,11 +725,36 @@ static bool zone_settled(const struct zlfs_zone *z)
 	       z->cond == ZLFS_ZC_RDONLY;
 }
 
+void zlfs_seg_hold(struct zlfs_sb *sbi, uint32_t blkaddr)
+{
+	if (!zlfs_is_main_blkaddr(sbi, blkaddr))
+		return;
+	uint32_t sec = zlfs_sec_of_blkaddr(sbi, blkaddr);
+	if (sbi->secs[sec].state == ZSEC_FREE)
+		set_state(sbi, sec, ZSEC_PREFREE);
+}
+
 int zlfs_seg_fix_zones(struct zlfs_sb *sbi)
 {
+	const struct zf_checkpoint *cp = (const struct zf_checkpoint *)sbi->cp_blk;
+	bool clean = zf_le32_to_cpu(cp->ckpt_flags) & ZF_CP_UMOUNT_FLAG;
 	struct zlfs_zone z;
 	int ret;
 
+	/*
+	 * 0: a log in a conventional section after an unclean stop starts
+	 *    over in a fresh section: writes after the checkpoint may follow
+	 *    its position there (data and nodes roll-forward just claimed), and
+	 *    without a write pointer nothing says how far.  Chain blocks in
+	 *    free sections were held (zlfs_seg_hold), so the fresh one has none.
+	 */
+	for (int i = 0; i < ZF_NR_LOGS && !clean; i++) {
+		struct zlog *l = &sbi->logs[i];
+		if (!zlfs_sec_is_conv(sbi, sec_of(sbi, l->segno)) || !(sbi->log_mask & (1u << i)))
+			continue;
+		if ((ret = write_ssa(sbi, l)) || (ret = log_new_section(sbi, (unsigned int)i, true)))
+			return ret;
+	}
 	if (!sbi->lay.zoned)
 		return 0;
 	/* 1: free sections must have empty zones before anything is allocated
@@ -748,7 +773,7 @@ int zlfs_seg_fix_zones(struct zlfs_sb *sbi)
 		struct zlog *l = &sbi->logs[i];
 		uint32_t sec = sec_of(sbi, l->segno);
 		if (zlfs_sec_is_conv(sbi, sec))
-			continue;    /* no write pointer: the log goes on where the checkpoint says */
+			continue;    /* no write pointer: step 0 */
 		if ((ret = report_zone(sbi, sec, &z)))
 			return ret;
 		uint64_t expect = log_wp(sbi, l);

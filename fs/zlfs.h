@@ -496,6 +496,12 @@ uint64_t zlfs_avail_blocks(const struct zlfs_sb *sbi);
  * direct nodes a single file would need to take it all.
  */
 uint64_t zlfs_free_blocks(const struct zlfs_sb *sbi);
+/*
+ * Roll-forward found a chain block at blkaddr: a free section holding it
+ * turns prefree, so no log writes over it before the mount's checkpoint
+ * commits (a conventional section has no write pointer to tell).
+ */
+void zlfs_seg_hold(struct zlfs_sb *sbi, uint32_t blkaddr);
 /* Reset zones that hold nothing and fix logs after mount. */
 int zlfs_seg_fix_zones(struct zlfs_sb *sbi);
 

@@ -2,10 +2,13 @@
  * crashstates.c - the crash-state harness: thousands of power cuts, each
  * recovered and checked.
  *
- *   crashstates MKFS WORKDIR [--states N] [--seed S] [--workload NAME] [-v]
+ *   crashstates MKFS WORKDIR [--states N] [--seed S] [--workload NAME]
+ *               [--conventional] [-v]
  *
  * zlfs runs in this process (no FUSE) on an emulated zoned image in
- * power-cut mode (the device layer's zemu: every write since the last
+ * power-cut mode (--conventional: an image whose zones are all
+ * conventional, as a disk without zones, where no write pointer tells
+ * recovery where the writes after the checkpoint end) (the device layer's zemu: every write since the last
  * flush can be undone).  For one workload and seed, a dry run counts the
  * device writes W and notes where each operation that flushed ended.  Each
  * crash state then replays the workload on a fresh copy of the freshly
@@ -1129,14 +1132,15 @@ static int copy_image(const char *from, const char *to)
 
 int main(int argc, char **argv)
 {
+	bool conventional = false;
 	const char *mkfs, *dir, *only = NULL;
 	unsigned long states = 700;
 	unsigned long long seed = 1;
 	char base[512], img[512], cmd[1200], why[512];
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s MKFS WORKDIR [--states N] [--seed S] [--workload NAME] [-v]\n",
-			argv[0]);
+		fprintf(stderr, "usage: %s MKFS WORKDIR [--states N] [--seed S] [--workload NAME] "
+			"[--conventional] [-v]\n", argv[0]);
 		return 2;
 	}
 	mkfs = argv[1];
@@ -1158,6 +1162,8 @@ int main(int argc, char **argv)
 			only = argv[++a];
 		else if (!strcmp(argv[a], "-v"))
 			verbose = 1;
+		else if (!strcmp(argv[a], "--conventional"))
+			conventional = true;
 	}
 	if (mkdir(dir, 0755) && errno != EEXIST) {
 		fprintf(stderr, "crashstates: %s: %s\n", dir, strerror(errno));
@@ -1165,8 +1171,9 @@ int main(int argc, char **argv)
 	}
 	snprintf(base, sizeof(base), "%s/base.img", dir);
 	snprintf(img, sizeof(img), "%s/state.img", dir);
-	/* 512 MiB, 16 MiB zones, 4 conventional: 28 sections */
-	struct zlfs_image_params p = { 512ull << 20, 16ull << 20, 0, 4, 0, 0, 4096 };
+	/* 512 MiB, 16 MiB zones, 4 conventional: 28 sections (or all 32 conventional) */
+	struct zlfs_image_params p = { 512ull << 20, 16ull << 20, 0, conventional ? 32 : 4, 0, 0,
+				       4096 };
 	if (zlfs_image_create(base, &p, true)) {
 		fprintf(stderr, "crashstates: cannot create %s: %s\n", base, zlfs_zdev_errmsg());
 		return 1;
