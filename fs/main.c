@@ -26,7 +26,8 @@
  * the exit status.  A device still held by a daemon that is exiting (an
  * unmount just before) is retried for a few seconds.
  *
- * A block device is mounted as fuseblk (when root): then the kernel sends
+ * A block device is mounted as fuseblk (when root, unless -o nofuseblk):
+ * then the kernel sends
  * DESTROY at umount and waits for its reply, which comes after the final
  * checkpoint (fuse_ops.c), so umount returns with the device clean.  The
  * kernel holds the device exclusively for such a mount, and would refuse
@@ -125,6 +126,7 @@ struct cli {
 	struct zlfs_opts o;
 	bool no_wb;
 	bool norecovery;
+	bool nofuseblk;
 	int nonopt;
 	int err;
 };
@@ -237,6 +239,11 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 		 * F2FS's norecovery: no roll-forward, and only read-only,
 		 * which a zlfs ro mount is already (it never rolls forward)
 		 */
+		/* a block device as plain fuse, as a user's mount (see main) */
+		if (!strcmp(arg, "nofuseblk")) {
+			c->nofuseblk = true;
+			return 0;
+		}
 		if (!strcmp(arg, "norecovery")) {
 			c->norecovery = true;
 			return 0;
@@ -300,6 +307,9 @@ static void usage(const char *prog)
 	       "  no_writeback_cache  no kernel writeback cache: writes reach zlfs at once\n"
 	       "  ro                  read-only\n"
 	       "  norecovery          with ro only: no roll-forward (ro never rolls forward)\n"
+	       "  nofuseblk           a block device mounted by root as plain fuse, as a\n"
+	       "                      user's is (umount returns before the final\n"
+	       "                      checkpoint: zlfs-umount waits for it)\n"
 	       "  relatime, atime, nostrictatime\n"
 	       "                      atime updated on a read when not later than mtime\n"
 	       "                      or ctime, or a day old (the default, the kernel's)\n"
@@ -399,7 +409,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	zlfs_fuse_set_writeback(!c.no_wb);
-	if (c.device && (blkpath = blockdev_path(c.device))) {
+	if (c.device && (blkpath = blockdev_path(c.device)) && !c.nofuseblk) {
 		if (geteuid() == 0)
 			blk = true;
 		else
