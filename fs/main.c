@@ -27,14 +27,14 @@
  * unmount just before) is retried for a few seconds.
  *
  * A block device is mounted as fuseblk (when root, unless -o nofuseblk):
- * then the kernel sends
- * DESTROY at umount and waits for its reply, which comes after the final
- * checkpoint (fuse_ops.c), so umount returns with the device clean.  The
- * kernel holds the device exclusively for such a mount, and would refuse
- * to if we held it O_EXCL already, so the order changes: the kernel mount
- * first (its claim keeps any other owner out from then on), then the
- * device opened without O_EXCL (the spec option excl=0).  Images and
- * plain files are mounted as fuse; zlfs-umount waits for those (umount.c).
+ * then the kernel sends DESTROY at umount and waits for its reply, which
+ * comes after the final checkpoint (fuse_ops.c), so umount returns with
+ * the device clean.  The kernel holds the device exclusively for such a
+ * mount, and would refuse to if we held it O_EXCL already, so the order
+ * changes: the kernel mount first (its claim keeps any other owner out
+ * from then on), then the device opened without O_EXCL (the spec option
+ * excl=0).  Images, plain files and nofuseblk block devices are mounted
+ * as fuse; zlfs-umount waits for those (umount.c).
  *
  * Readahead: the kernel's FUSE takes the max_readahead INIT asks for
  * (fuse_ops.c, 1 MiB) only up to the mount's backing-device readahead,
