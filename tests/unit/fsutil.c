@@ -13,18 +13,28 @@
 #include "fsutil.h"
 #include "testutil.h"
 
-char *tu_fs_volume(const char *name)
+static char *volume(const char *name, uint32_t nr_conv)
 {
 	const char *mkfs = getenv("ZLFS_MKFS");
 	char *img = tu_path(name), cmd[1200];
-	/* 512 MiB, 16 MiB zones, 4 conventional: 28 sections */
-	struct zlfs_image_params p = { 512ull << 20, 16ull << 20, 0, 4, 0, 0, 4096 };
+	struct zlfs_image_params p = { 512ull << 20, 16ull << 20, 0, nr_conv, 0, 0, 4096 };
 
 	ck_assert_msg(mkfs && *mkfs, "ZLFS_MKFS not set");
 	ck_assert_int_eq(zlfs_image_create(img, &p, true), 0);
 	snprintf(cmd, sizeof(cmd), "'%s' -f '%s' >/dev/null", mkfs, img);
 	ck_assert_int_eq(system(cmd), 0);
 	return img;
+}
+
+/* 512 MiB, 16 MiB zones, 4 conventional: 28 sections */
+char *tu_fs_volume(const char *name)
+{
+	return volume(name, 4);
+}
+
+char *tu_fs_volume_flat(const char *name)
+{
+	return volume(name, 32);
 }
 
 void tu_fsck_clean(const char *img)

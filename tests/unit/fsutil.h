@@ -15,6 +15,8 @@ struct zlfs_sb;
  * mkfs.zlfs: tu_path(name), freed by the caller.
  */
 char *tu_fs_volume(const char *name);
+/* The same size with every zone conventional: a disk without zones. */
+char *tu_fs_volume_flat(const char *name);
 /* fsck.f2fs --dry-run on img must find nothing. */
 void tu_fsck_clean(const char *img);
 /*

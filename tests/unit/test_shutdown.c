@@ -159,14 +159,7 @@ END_TEST
  */
 START_TEST(test_conventional_rollforward)
 {
-	const char *mkfs = getenv("ZLFS_MKFS");
-	char *img = tu_path("shutdown-conv.img"), cmd[1200];
-	struct zlfs_image_params p = { 512ull << 20, 16ull << 20, 0, 32, 0, 0, 4096, false };
-
-	ck_assert_msg(mkfs && *mkfs, "ZLFS_MKFS not set");
-	ck_assert_int_eq(zlfs_image_create(img, &p, true), 0);
-	snprintf(cmd, sizeof(cmd), "'%s' -f '%s' >/dev/null", mkfs, img);
-	ck_assert_int_eq(system(cmd), 0);
+	char *img = tu_fs_volume_flat("shutdown-conv.img");
 
 	for (int round = 0; round < 3; round++) {
 		char name[32];
