@@ -3,6 +3,8 @@
  *
  * Layers (top to bottom):
  *   fuse_ops.c   FUSE low-level operations; the only place errors become replies
+ *   shutdown.c   the going-down ioctl: stop as a power cut would
+ *   trim.c       FITRIM: free sections reset or discarded
  *   recovery.c   roll-forward of fsynced files at mount (called by super.c)
  *   namei.c      create, link, unlink, rename, mkdir, rmdir, symlink, mknod
  *   file.c       read, write, truncate, fallocate on file blocks
