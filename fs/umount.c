@@ -20,6 +20,7 @@
  *
  * Not root: the unmount goes through fusermount3 -u, as for any user mount.
  * -l (lazy) does not wait: the daemon stays until the last user goes.
+ * A mount still busy after 2 s of tries is reported (EBUSY, exit 32).
  * Options umount(8) passes helpers and that mean nothing here (-n, -r,
  * -t TYPE, -o OPTIONS) are accepted; -N NAMESPACE enters that mount
  * namespace first.  -h/--help, -V/--version as every zlfs program.
@@ -183,7 +184,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: %s: no zlfs daemon answers: not waiting\n", prog, mnt);
 	}
 
-	if (umount2(mnt, (lazy ? MNT_DETACH : 0) | (force ? MNT_FORCE : 0)) < 0) {
+	/*
+	 * EBUSY also comes from a reference held only for a moment: another
+	 * process's statfs or path walk in the mount (df of every mount, which
+	 * waits for a busy daemon's answer and so holds it longer on a loaded
+	 * machine).  Tried again for 2 s; a user that stays is reported.
+	 */
+	int tries = 0, rc;
+	while ((rc = umount2(mnt, (lazy ? MNT_DETACH : 0) | (force ? MNT_FORCE : 0))) < 0 &&
+	       errno == EBUSY && ++tries <= 20)
+		usleep(100000);
+	if (rc < 0) {
 		int e = errno;
 		if (e == EPERM && getuid() != 0) {
 			if (run_fusermount(mnt, lazy))

@@ -21,7 +21,10 @@
 #      mounted as fuseblk, plain umount (15 rounds); a second mount of it is
 #      refused while it is mounted;
 #   4. fusermount3 -u still unmounts (it does not wait: the lock is waited
-#      for before the image is checked).
+#      for before the image is checked);
+#   5. zlfs-umount waits for a process that uses the mount for a moment
+#      (its cwd there for half a second) and reports one that stays
+#      (exit 32, EBUSY, after its 2 s of tries).
 # Nothing here waits for a time: every wait is for a condition.
 #
 # Prints "check-umount: ok" (exit 0) or "check-umount: FAIL reason" (exit
@@ -220,6 +223,25 @@ sums >"$T/got"
 cmp -s "$T/expect" "$T/got" || die "fusermount3: contents after the remount differ"
 "$UMOUNT" "$M" || die "zlfs-umount at the end"
 echo "  fusermount3 -u: unmounts"
+
+# ---- 5. a user of the mount for a moment is waited for; one that stays is reported ---------
+"$ZLFS" "$IMG" "$M" || die "busy: mount"
+rm -f "$T/held"
+(cd "$M" && touch "$T/held" && sleep 0.5) &
+holder=$!
+while [ ! -e "$T/held" ] && kill -0 "$holder" 2>/dev/null; do sleep 0.05; done
+"$UMOUNT" "$M" || die "zlfs-umount gave up on a mount used for half a second"
+wait "$holder"
+"$ZLFS" "$IMG" "$M" || die "busy: remount"
+rm -f "$T/held"
+(cd "$M" && touch "$T/held" && exec sleep 600) &
+holder=$!
+while [ ! -e "$T/held" ] && kill -0 "$holder" 2>/dev/null; do sleep 0.05; done
+"$UMOUNT" "$M" 2>/dev/null; rc=$?
+kill "$holder"; wait "$holder" 2>/dev/null
+[ $rc = 32 ] || die "zlfs-umount of a mount a process stays in: exit $rc, not 32 (EBUSY)"
+"$UMOUNT" "$M" || die "zlfs-umount once the user left"
+echo "  busy: a moment's user waited for, one that stays reported (exit 32)"
 
 echo "check-umount: ok"
 exit 0
