@@ -5,6 +5,7 @@
  *   fsync-bench FILE [--size 64M] [--bs 4K] [--seconds 5] [--count N]
  *               [--warmup N] [--random] [--datasync] [--status PATH]
  *               [--blkstat PATH]
+ *   fsync-bench --help | --version
  *
  * FILE is created (truncated if it exists) and laid out first: --size bytes
  * written in 1 MiB buffered writes and one fsync, not timed.  Then --warmup
@@ -169,12 +170,24 @@ static uint64_t pct(const uint64_t *v, size_t n, double q)
 	return v[k - 1];
 }
 
+#ifndef ZLFS_VERSION
+#define ZLFS_VERSION "unknown"
+#endif
+
+/* The usage text: on stdout with exit 0 when asked for (--help), on stderr
+ * with exit 2 after a bad command line. */
+static void usage_to(FILE *f, int status)
+{
+	fprintf(f, "usage: fsync-bench FILE [--size 64M] [--bs 4K] [--seconds 5] [--count N]\n"
+		   "                   [--warmup N] [--random] [--datasync] [--status PATH]\n"
+		   "                   [--blkstat PATH]\n"
+		   "       fsync-bench --help | --version\n");
+	exit(status);
+}
+
 static void usage(void)
 {
-	fprintf(stderr, "usage: fsync-bench FILE [--size 64M] [--bs 4K] [--seconds 5] [--count N]\n"
-			"                   [--warmup N] [--random] [--datasync] [--status PATH]\n"
-			"                   [--blkstat PATH]\n");
-	exit(2);
+	usage_to(stderr, 2);
 }
 
 int main(int argc, char **argv)
@@ -189,6 +202,8 @@ int main(int argc, char **argv)
 		{ "datasync", no_argument, NULL, 'd' },
 		{ "status", required_argument, NULL, 'S' },
 		{ "blkstat", required_argument, NULL, 'B' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t size = 64ull << 20, bs = 4096, count = 0, warmup = 100;
@@ -208,6 +223,8 @@ int main(int argc, char **argv)
 		case 'd': datasync = true; break;
 		case 'S': status = optarg; break;
 		case 'B': blkstat = optarg; break;
+		case 'h': usage_to(stdout, 0); break;
+		case 'V': printf("fsync-bench %s\n", ZLFS_VERSION); return 0;
 		default: usage();
 		}
 	}

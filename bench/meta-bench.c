@@ -8,6 +8,7 @@
  *              [--per-dir 100] [--batch 5000] [--renamed] [--no-cold]
  *              [--watch-pid PID]
  *   meta-bench write|read FILE [--mib 1024] [--no-cold]
+ *   meta-bench --help | --version
  *
  * Tree: thread t works in ROOT/t<t>/, on its share of the N files (N/T,
  * the last thread also takes the remainder), file i of a thread being
@@ -403,13 +404,25 @@ static long num(const char *s, long min)
 	return v;
 }
 
-static void usage(void)
+#ifndef ZLFS_VERSION
+#define ZLFS_VERSION "unknown"
+#endif
+
+/* The usage text: on stdout with exit 0 when asked for (--help), on stderr
+ * with exit 2 after a bad command line. */
+static void usage_to(FILE *f, int status)
 {
-	fprintf(stderr,
+	fprintf(f,
 		"usage: meta-bench create|stat|rename|unlink ROOT [--files N] [--threads T] [--per-dir N]\n"
 		"                  [--batch N] [--renamed] [--no-cold] [--watch-pid PID]\n"
-		"       meta-bench write|read FILE [--mib N] [--no-cold]\n");
-	exit(2);
+		"       meta-bench write|read FILE [--mib N] [--no-cold]\n"
+		"       meta-bench --help | --version\n");
+	exit(status);
+}
+
+static void usage(void)
+{
+	usage_to(stderr, 2);
 }
 
 int main(int argc, char **argv)
@@ -427,6 +440,13 @@ int main(int argc, char **argv)
 	};
 	int c, k;
 
+	/* --help and --version stand alone, before the phase argument. */
+	if (argc == 2 && !strcmp(argv[1], "--help"))
+		usage_to(stdout, 0);
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("meta-bench %s\n", ZLFS_VERSION);
+		return 0;
+	}
 	if (argc < 3)
 		usage();
 	for (k = 0; k < (int)(sizeof(phase_name) / sizeof(phase_name[0])); k++)

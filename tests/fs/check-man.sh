@@ -10,6 +10,10 @@
 #   3. every installed program (each name it is installed as) answers
 #      --help with a usage on stdout and exit 0, and --version with
 #      "NAME VERSION", VERSION meson's project version;
+#   3b. every other program the build makes (meson introspect: executables
+#      outside tests/, i.e. the bench tools fsync-bench and meta-bench; the
+#      unit tests and test helpers are not programs) answers --help and
+#      --version the same way;
 #   4. every option a program's --help lists (-x, --long, and zlfs's -o
 #      mount options, libfuse's "-o name" lines too) is the head of a tagged
 #      paragraph (.TP) of its page: not only mentioned somewhere.
@@ -101,6 +105,42 @@ for name in $(cat "$T/progs"); do
 		bad "$name --version (exit $rc, said '$out', want '$name $VERSION')"
 	fi
 done
+
+# ---- 3b. the programs built but not installed ------------------------------------
+# Executables whose meson.build is not under tests/; those not installed
+# (the installed ones were run above under their installed names).
+SRC=$(cd "$(dirname "$0")/../.." && pwd -P)
+meson introspect --targets "$B" | SRC=$SRC perl -MJSON::PP -e '
+	local $/; my $t = decode_json(<STDIN>);
+	for (@$t) {
+		next unless $_->{type} eq "executable" && !$_->{installed};
+		next if index($_->{defined_in}, "$ENV{SRC}/tests/") == 0;
+		print "$_->{name}\t$_->{filename}[0]\n";
+	}' >"$T/built" || bad "meson introspect --targets"
+nbuilt=0
+while IFS=$'\t' read -r name path; do
+	nbuilt=$((nbuilt + 1))
+	if [ ! -x "$path" ]; then
+		bad "$name (not built: $path)"
+		continue
+	fi
+	"$path" --help >"$T/$name.bhelp" 2>"$T/$name.bhelp.err"
+	rc=$?
+	if [ "$rc" = 0 ] && grep -qi '^usage:' "$T/$name.bhelp"; then
+		good "$name --help (built, not installed)"
+	else
+		head -5 "$T/$name.bhelp" "$T/$name.bhelp.err"
+		bad "$name --help (exit $rc, usage on stdout expected)"
+	fi
+	out=$("$path" --version 2>&1)
+	rc=$?
+	if [ "$rc" = 0 ] && printf '%s\n' "$out" | head -1 | grep -qE "^$name ${VERSION//./\\.}([ ,]|\$)"; then
+		good "$name --version: $(printf '%s\n' "$out" | head -1) (built, not installed)"
+	else
+		bad "$name --version (exit $rc, said '$out', want '$name $VERSION')"
+	fi
+done <"$T/built"
+[ "$nbuilt" -ge 1 ] || bad "no built-only programs found by meson introspect (expected the bench tools)"
 
 # ---- 4. every option of --help in its page ----------------------------------------
 # The options a usage text lists, one per line: -x and --long after a blank,
