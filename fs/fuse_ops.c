@@ -268,6 +268,49 @@ static int writable(struct zlfs_sb *sbi)
 	return zlfs_writable(sbi);
 }
 
+/*
+ * The writeback gate: ENOSPC where the writer sees it.
+ *
+ * Under the kernel's writeback cache a buffered write(2) lands in the
+ * page cache and never asks the daemon about space; the WRITE comes
+ * later, from writeback, and an ENOSPC there is lost to the writer (the
+ * kernel drops the pages, keeps its own i_size, and the file ends in
+ * zeros the writer never wrote).  The one request a buffered write(2)
+ * does make is a GETATTR carrying the file handle (FUSE_GETATTR_FH),
+ * when the kernel's attributes of the inode are invalid: it wants the
+ * mode and size before it writes (fuse_cache_write_iter), and its error
+ * is write(2)'s.  A stat never sends the handle; a read or lseek past EOF
+ * could, but only once the attributes expire (TIMEOUT), which is not how
+ * the gate invalidates them.  So:
+ *   - regular files opened for writing get FH_WRITER as their handle;
+ *   - while fewer than sbi->wb_reserve blocks are free, a GETATTR with
+ *     that handle gets ENOSPC, and the attributes of every inode a
+ *     cached WRITE reaches are invalidated after it (notify), as are
+ *     those of an inode opened for writing; a new file is created with
+ *     attributes that expire at once;
+ *   - the WRITEs from writeback (fi->writepage) may use the reserve,
+ *     which is sized (main.c) for what the kernel can hold dirty or in
+ *     writeback for this mount: what write(2) accepted is stored, and a
+ *     file whose writer got ENOSPC holds a prefix of what it wrote;
+ *   - other WRITEs on such a mount (O_DIRECT) stop at the reserve too.
+ * Space freed (a delete, a truncate) opens the gate again: the next
+ * GETATTR succeeds.  Without the writeback cache every write(2) is a
+ * WRITE and gets its ENOSPC directly; the reserve is then 0.
+ */
+#define FH_WRITER 1
+
+static bool wb_gated(struct zlfs_sb *sbi)
+{
+	return sess.wb && zlfs_space_low(sbi);
+}
+
+/* The kernel forgets ino's attributes: its next buffered write(2) asks (GETATTR). */
+static void wb_gate_inode(fuse_ino_t ino)
+{
+	if (sess.se)
+		fuse_lowlevel_notify_inval_inode(sess.se, ino, -1, 0);
+}
+
 static void entry_from_attr(const struct zattr *a, struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof(*e));
@@ -734,12 +777,17 @@ static void zl_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct stat st;
 	int ret;
 
-	(void)fi;
 	count(ZR_GETATTR, ino);
 	DOWN_REFUSE(req, ino);
 	if (is_virt(ino)) {
 		virt_stat(ino, &st);
 		fuse_reply_attr(req, &st, TIMEOUT);
+		return;
+	}
+	if (fi && fi->fh == FH_WRITER && wb_gated(sbi)) {
+		/* a buffered write(2) asking before it writes: the gate's refusal */
+		__atomic_add_fetch(&sbi->st.wb_gate_refusals, 1, __ATOMIC_RELAXED);
+		fuse_reply_err(req, ENOSPC);
 		return;
 	}
 	lock_shared(sbi);
@@ -938,6 +986,12 @@ static void zl_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		return;
 	}
 	fi->keep_cache = 1;
+	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
+		fi->fh = FH_WRITER;
+		/* the inode is not the kernel's yet: no notify, attributes that expire now */
+		if (wb_gated(sbi))
+			e.attr_timeout = 0;
+	}
 	fuse_reply_create(req, &e, fi);
 }
 
@@ -1145,7 +1199,10 @@ static void zl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	if (accessed && sess.se)
+	bool writer = (fi->flags & O_ACCMODE) != O_RDONLY;
+	if (writer)
+		fi->fh = FH_WRITER;
+	if ((accessed || (writer && wb_gated(sbi))) && sess.se)
 		fuse_lowlevel_notify_inval_inode(sess.se, ino, -1, 0);
 	fi->keep_cache = !uncached;
 	fuse_reply_open(req, fi);
@@ -1232,16 +1289,23 @@ static void zl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 {
 	struct zlfs_sb *sbi = SBI(req);
 	struct zinode *zi;
+	uint64_t nblk = (size + ZF_BLKSIZE - 1) / ZF_BLKSIZE;
+	bool low = false;
 	int ret;
 
-	(void)fi;
 	count(ZR_WRITE, ino);
 	DOWN_REFUSE(req, ino);
 	VIRT_REFUSE(req, ino);
 	lock(sbi);
-	/* room first: the blocks, maybe a new dnode and an inline conversion */
-	if (!(ret = writable(sbi)) &&
-	    !(ret = zlfs_balance(sbi, (size + ZF_BLKSIZE - 1) / ZF_BLKSIZE + 3)) &&
+	/*
+	 * room first: the blocks, maybe a new dnode and an inline conversion;
+	 * a write that is not writeback's leaves the reserve to writeback
+	 */
+	if (!(ret = writable(sbi)) && sess.wb && !fi->writepage && sbi->wb_reserve &&
+	    zlfs_free_blocks(sbi) < sbi->wb_reserve + nblk)
+		ret = -ENOSPC;
+	else if (!ret &&
+	    !(ret = zlfs_balance(sbi, nblk + 3)) &&
 	    !(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
 		struct ztimes t;
 		ztimes_begin(zi, &t);
@@ -1249,11 +1313,16 @@ static void zl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		ret = zlfs_file_write(sbi, zi, buf, size, (uint64_t)off);
 		ztimes_end(sbi, zi, &t);
 	}
+	if (ret == -ENOSPC && fi->writepage)
+		sbi->st.wb_lost_writes++;   /* the reserve fell short: README says when */
+	low = fi->writepage && wb_gated(sbi);
 	unlock(sbi);
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
 		fuse_reply_write(req, size);
+	if (low)
+		wb_gate_inode(ino);
 }
 
 static void do_sync(fuse_req_t req)
@@ -1497,30 +1566,11 @@ static void zl_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 
 static void zl_statfs(fuse_req_t req, fuse_ino_t ino)
 {
-	struct zlfs_sb *sbi = SBI(req);
 	struct statvfs st;
 
 	count(ZR_STATFS, ino);
-	memset(&st, 0, sizeof(st));
-	lock_shared(sbi);
-	st.f_bsize = ZF_BLKSIZE;
-	st.f_frsize = ZF_BLKSIZE;
-	st.f_blocks = sbi->user_block_count;
-	/*
-	 * What can be written now: the user's share less what is valid and
-	 * the nodes not written yet.  Dead blocks and prefree sections count
-	 * as free: a write that needs them runs GC and the checkpoint first.
-	 */
-	st.f_bfree = zlfs_free_blocks(sbi);
-	st.f_bavail = st.f_bfree;
-	uint32_t usable_nids = sbi->max_nid - ZF_FIRST_FREE_NID;
-	st.f_files = usable_nids;
-	st.f_ffree = usable_nids > sbi->valid_node_count ? usable_nids - sbi->valid_node_count : 0;
-	if (st.f_ffree > st.f_bfree)
-		st.f_ffree = st.f_bfree;   /* every inode needs a block */
-	st.f_favail = st.f_ffree;
-	st.f_namemax = ZF_NAME_LEN;
-	unlock_shared(sbi);
+	/* no filesystem lock: a df never waits for a writer (segment.c) */
+	zlfs_statfs(SBI(req), &st);
 	fuse_reply_statfs(req, &st);
 }
 

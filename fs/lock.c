@@ -18,6 +18,8 @@
  *              evict a node or unpin an inode (only exclusive holders do),
  *              so a node or zinode a reader got stays valid until it is
  *              done.  Readers keep their registration during their I/O.
+ * Every release of the exclusive lock publishes the space counters
+ * (zlfs_space_publish), which statfs reads with no lock at all.
  * Lock order: sbi->lock, then sbi->cache_lock; wr_lock (data.c) and the
  * dispatcher's locks below both.  The dispatcher's completions take none
  * of these.
@@ -36,11 +38,13 @@ void zlfs_lock(struct zlfs_sb *sbi)
 
 void zlfs_unlock(struct zlfs_sb *sbi)
 {
+	zlfs_space_publish(sbi);
 	pthread_mutex_unlock(&sbi->lock);
 }
 
 void zlfs_wait(struct zlfs_sb *sbi, pthread_cond_t *cv)
 {
+	zlfs_space_publish(sbi);
 	pthread_cond_wait(cv, &sbi->lock);
 	while (sbi->readers)
 		pthread_cond_wait(&sbi->rd_cv, &sbi->lock);
@@ -48,6 +52,7 @@ void zlfs_wait(struct zlfs_sb *sbi, pthread_cond_t *cv)
 
 void zlfs_timedwait(struct zlfs_sb *sbi, pthread_cond_t *cv, const struct timespec *until)
 {
+	zlfs_space_publish(sbi);
 	pthread_cond_timedwait(cv, &sbi->lock, until);
 	while (sbi->readers)
 		pthread_cond_wait(&sbi->rd_cv, &sbi->lock);
@@ -77,8 +82,10 @@ bool zlfs_lock_is_shared(void)
 
 void zlfs_lock_drop(struct zlfs_sb *sbi)
 {
-	if (!shared_held)
+	if (!shared_held) {
+		zlfs_space_publish(sbi);
 		pthread_mutex_unlock(&sbi->lock);
+	}
 }
 
 void zlfs_lock_retake(struct zlfs_sb *sbi)

@@ -77,19 +77,19 @@ static char *mi_unescape(char *f)
 }
 
 /*
- * Raise the readahead of the FUSE mount at mnt (see the top of this file).
- * The mount's device number comes from /proc/self/mountinfo: a stat() of
- * the mount point would wait for a daemon that is not serving yet.  Best
- * effort: any failure leaves the kernel's default.
+ * The sysfs directory of the FUSE mount at mnt's backing device (its
+ * bdi: readahead, dirty limits) into dir; false if not found.  The
+ * mount's device number comes from /proc/self/mountinfo: a stat() of the
+ * mount point would wait for a daemon that is not serving yet.
  */
-static void set_readahead(const char *mnt)
+static bool mount_bdi(const char *mnt, char *dir, size_t len)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	char line[4096], dev[32] = "";
 	bool blk = false;
 
 	if (!f)
-		return;
+		return false;
 	while (fgets(line, sizeof(line), f)) {
 		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE ... */
 		char *save, *fld[5], *t;
@@ -108,9 +108,19 @@ static void set_readahead(const char *mnt)
 	}
 	fclose(f);
 	if (!dev[0])
+		return false;
+	snprintf(dir, len, "/sys/class/bdi/%s%s", dev, blk ? "-fuseblk" : "");
+	return true;
+}
+
+/* Raise the readahead of the FUSE mount at mnt (see the top of this file); best effort. */
+static void set_readahead(const char *mnt)
+{
+	char path[160];
+
+	if (!mount_bdi(mnt, path, sizeof(path) - 16))
 		return;
-	char path[96];
-	snprintf(path, sizeof(path), "/sys/class/bdi/%s%s/read_ahead_kb", dev, blk ? "-fuseblk" : "");
+	strcat(path, "/read_ahead_kb");
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
@@ -119,6 +129,76 @@ static void set_readahead(const char *mnt)
 	if (write(fd, val, (size_t)n) != n && geteuid() == 0)
 		fprintf(stderr, "zlfs: warning: cannot set %s: %s\n", path, strerror(errno));
 	close(fd);
+}
+
+/* A number from a one-line file (sysfs, procfs); def if it cannot be read. */
+static uint64_t read_u64(const char *path, uint64_t def)
+{
+	FILE *f = fopen(path, "re");
+	unsigned long long v;
+
+	if (!f)
+		return def;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = def;
+	fclose(f);
+	return v;
+}
+
+/*
+ * The writeback gate's reserve (fuse_ops.c): room for everything the
+ * kernel may hold for this mount, dirty or under writeback, when the gate
+ * closes.  The kernel bounds that per mount: FUSE's backing device has a
+ * strict limit of max_ratio percent (1) of the dirty threshold, which
+ * kernels since 6.2 also show in bytes (max_bytes); older ones are
+ * estimated from MemTotal and vm.dirty_ratio / dirty_bytes (an upper
+ * bound).  The reserve is twice that, plus 8 MiB for requests in flight:
+ * the limit is enforced by throttling, which lets writers run a little
+ * past it.  As root the mount's limit is first lowered to a 64th of the
+ * volume (at least 8 MiB; never raised), so a small volume keeps little
+ * aside; a user's mount cannot, and its reserve is capped at a quarter of
+ * the volume, with what writeback then could not store counted
+ * (wb_lost_writes in .zlfs/status).
+ */
+static void set_wb_reserve(const char *mnt, struct zlfs_sb *sbi)
+{
+	char dir[160], path[200];
+	uint64_t limit, user = zlfs_user_bytes(sbi);
+
+	if (!mount_bdi(mnt, dir, sizeof(dir)))
+		return;
+	snprintf(path, sizeof(path), "%s/max_bytes", dir);
+	limit = read_u64(path, 0);
+	if (!limit) {
+		uint64_t dirty = read_u64("/proc/sys/vm/dirty_bytes", 0);
+		FILE *f = fopen("/proc/meminfo", "re");
+		unsigned long long kb = 0;
+		if (f) {
+			if (fscanf(f, "MemTotal: %llu kB", &kb) != 1)
+				kb = 0;
+			fclose(f);
+		}
+		if (!dirty)
+			dirty = kb * 1024 / 100 * read_u64("/proc/sys/vm/dirty_ratio", 20);
+		snprintf(path, sizeof(path), "%s/max_ratio", dir);
+		limit = dirty / 100 * read_u64(path, 1);
+	}
+	uint64_t lim = user / 64 > (8u << 20) ? user / 64 : (8u << 20);
+	if (geteuid() == 0 && lim < limit) {
+		snprintf(path, sizeof(path), "%s/max_bytes", dir);
+		int fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			char val[32];
+			int n = snprintf(val, sizeof(val), "%llu", (unsigned long long)lim);
+			if (write(fd, val, (size_t)n) == n)
+				limit = lim;
+			close(fd);
+		}
+	}
+	uint64_t want = 2 * limit + (8u << 20);
+	if (want > user / 4)
+		want = user / 4;
+	zlfs_space_set_reserve(sbi, want / ZF_BLKSIZE);
 }
 
 struct cli {
@@ -515,6 +595,8 @@ int main(int argc, char **argv)
 		ret = 1;
 		goto out_kunmount;
 	}
+	if (!c.no_wb)
+		set_wb_reserve(fopts.mountpoint, sbi);
 	if (status_fd >= 0) {
 		char st = 0;
 		if (write(status_fd, &st, 1) != 1)

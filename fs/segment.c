@@ -434,6 +434,65 @@ uint64_t zlfs_free_blocks(const struct zlfs_sb *sbi)
 	return a - a / (ZF_ADDRS_PER_BLOCK + 1);
 }
 
+/*
+ * Called with the exclusive lock held, just before it is let go: every
+ * counter below changes only under it, so the values are consistent as
+ * of this release.  Readers take them with atomic loads.
+ */
+void zlfs_space_publish(struct zlfs_sb *sbi)
+{
+	__atomic_store_n(&sbi->pub_free_blocks, zlfs_free_blocks(sbi), __ATOMIC_RELAXED);
+	__atomic_store_n(&sbi->pub_valid_nodes, sbi->valid_node_count, __ATOMIC_RELAXED);
+}
+
+/*
+ * statfs without the filesystem lock: a df must not wait behind a writer
+ * (and hold the mount meanwhile, failing an umount with EBUSY).  The
+ * figures are those of the last release of the exclusive lock;
+ * user_block_count and max_nid do not change while mounted.
+ */
+void zlfs_statfs(struct zlfs_sb *sbi, struct statvfs *st)
+{
+	uint64_t bfree = __atomic_load_n(&sbi->pub_free_blocks, __ATOMIC_RELAXED);
+	uint32_t nodes = __atomic_load_n(&sbi->pub_valid_nodes, __ATOMIC_RELAXED);
+	uint32_t usable_nids = sbi->max_nid - ZF_FIRST_FREE_NID;
+
+	memset(st, 0, sizeof(*st));
+	st->f_bsize = ZF_BLKSIZE;
+	st->f_frsize = ZF_BLKSIZE;
+	st->f_blocks = sbi->user_block_count;
+	/*
+	 * What can be written now: the user's share less what is valid and
+	 * the nodes not written yet.  Dead blocks and prefree sections count
+	 * as free: a write that needs them runs GC and the checkpoint first.
+	 */
+	st->f_bfree = bfree;
+	st->f_bavail = bfree;
+	st->f_files = usable_nids;
+	st->f_ffree = usable_nids > nodes ? usable_nids - nodes : 0;
+	if (st->f_ffree > st->f_bfree)
+		st->f_ffree = st->f_bfree;   /* every inode needs a block */
+	st->f_favail = st->f_ffree;
+	st->f_namemax = ZF_NAME_LEN;
+}
+
+void zlfs_space_set_reserve(struct zlfs_sb *sbi, uint64_t blocks)
+{
+	__atomic_store_n(&sbi->wb_reserve, blocks, __ATOMIC_RELAXED);
+}
+
+uint64_t zlfs_user_bytes(const struct zlfs_sb *sbi)
+{
+	return sbi->user_block_count * ZF_BLKSIZE;
+}
+
+bool zlfs_space_low(struct zlfs_sb *sbi)
+{
+	uint64_t reserve = __atomic_load_n(&sbi->wb_reserve, __ATOMIC_RELAXED);
+
+	return reserve && __atomic_load_n(&sbi->pub_free_blocks, __ATOMIC_RELAXED) < reserve;
+}
+
 uint32_t zlfs_sec_of_blkaddr(const struct zlfs_sb *sbi, uint32_t blkaddr)
 {
 	return sec_of(sbi, (blkaddr - sbi->lay.main_blkaddr) / ZF_BLKS_PER_SEG);

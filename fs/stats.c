@@ -120,6 +120,11 @@ int zlfs_stats_status(struct zlfs_sb *sbi, const struct zlfs_req_count *reqs, si
 	put(&b, "cached_attrs=%u\n", zlfs_acache_count(sbi));
 	put(&b, "node_cache_misses=%llu\n", (unsigned long long)sbi->st.node_misses);
 	put(&b, "node_readahead=%llu\n", (unsigned long long)sbi->st.node_readahead);
+	/* the writeback gate (fuse_ops.c): its reserve, refusals, and writeback that found no room */
+	put(&b, "wb_reserve_blocks=%llu\n", (unsigned long long)sbi->wb_reserve);
+	put(&b, "wb_gate_refusals=%llu\n",
+	    (unsigned long long)__atomic_load_n(&c->wb_gate_refusals, __ATOMIC_RELAXED));
+	put(&b, "wb_lost_writes=%llu\n", (unsigned long long)c->wb_lost_writes);
 	/* 0, or the negative errno of the device error that made the volume read-only */
 	put(&b, "device_error=%d\n", zlfs_is_shut_down(sbi) ? 0 : sbi->fatal);
 	put(&b, "read_only=%d\n", sbi->ro || sbi->fatal);

@@ -353,6 +353,7 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 			goto fail;
 		}
 	}
+	zlfs_space_publish(sbi);         /* what statfs shows before the first operation */
 	if ((ret = zlfs_gc_start(sbi))) {
 		snprintf(err, errlen, "cannot start the GC thread: %s", strerror(-ret));
 		goto fail;

@@ -52,6 +52,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include "zlfs/disp.h"
 #include "zlfs/f2fs_check.h"
@@ -188,6 +189,9 @@ struct zlfs_counters {
 	/* readers too: atomic */
 	uint64_t node_misses;      /* node cache misses (one device read each) */
 	uint64_t node_readahead;   /* nodes those reads brought in besides the one asked for */
+	/* the writeback gate (fuse_ops.c) */
+	uint64_t wb_gate_refusals; /* buffered write(2)s refused ENOSPC (atomic: no lock) */
+	uint64_t wb_lost_writes;   /* writeback WRITEs that found no room (should stay 0) */
 };
 
 struct zlfs_opts {
@@ -311,6 +315,21 @@ struct zlfs_sb {
 	uint64_t last_op_ms;             /* when a user operation last ran (idle detection) */
 	struct zgc_reloc *reloc;         /* blocks GC moved since the checkpoint */
 	struct zclaim *claim;            /* roll-forward's SSA block (segment.c) */
+
+	/*
+	 * Space as statfs and the writeback gate see it, published by every
+	 * release of the exclusive lock (lock.c -> zlfs_space_publish) and
+	 * read with atomic loads and no lock: a df never waits for a writer.
+	 */
+	uint64_t pub_free_blocks;        /* zlfs_free_blocks at the last release */
+	uint32_t pub_valid_nodes;        /* valid_node_count likewise */
+	/*
+	 * The writeback gate (fuse_ops.c, README "A full volume"): with the
+	 * kernel's writeback cache, writes the kernel has taken but not sent
+	 * yet need this many blocks; new buffered writes are refused with
+	 * ENOSPC while fewer are free.  0: no gate (no writeback cache).
+	 */
+	uint64_t wb_reserve;
 };
 
 /* ---- lock.c: the filesystem lock ---- */
@@ -498,6 +517,16 @@ uint64_t zlfs_avail_blocks(const struct zlfs_sb *sbi);
  * direct nodes a single file would need to take it all.
  */
 uint64_t zlfs_free_blocks(const struct zlfs_sb *sbi);
+/* Publish the counters statfs reads (called by lock.c whenever the exclusive lock is let go). */
+void zlfs_space_publish(struct zlfs_sb *sbi);
+/* What statfs shows, from the published counters: takes no lock. */
+void zlfs_statfs(struct zlfs_sb *sbi, struct statvfs *st);
+/* The writeback gate's reserve, in blocks (main.c sizes it for the mount's dirty limit). */
+void zlfs_space_set_reserve(struct zlfs_sb *sbi, uint64_t blocks);
+/* The user's share of the volume, in bytes (statfs's f_blocks). */
+uint64_t zlfs_user_bytes(const struct zlfs_sb *sbi);
+/* Free blocks (published) below the writeback reserve: buffered writes must stop. */
+bool zlfs_space_low(struct zlfs_sb *sbi);
 /*
  * Roll-forward found a chain block at blkaddr: a free section holding it
  * turns prefree, so no log writes over it before the mount's checkpoint

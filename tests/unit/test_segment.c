@@ -1,0 +1,154 @@
+/*
+ * test_segment.c - segment.c's space accounting as statfs and the
+ * writeback gate see it, in-process on a volume made by mkfs.zlfs: statfs
+ * answers while another thread holds the filesystem lock exclusively (a
+ * df never waits for a writer), its figures are those published by the
+ * last release of that lock (an operation's end, or a wait for I/O), and the gate closes below the reserve and
+ * opens again when space comes back.
+ */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "zlfs.h"
+#include "testutil.h"
+#include "fsutil.h"
+
+static const struct zlfs_cred cred = { 0, 0, 022 };
+
+struct statfs_call {
+	struct zlfs_sb *sbi;
+	struct statvfs st;
+	int done;
+};
+
+static void *do_statfs(void *arg)
+{
+	struct statfs_call *c = arg;
+
+	zlfs_statfs(c->sbi, &c->st);
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* A file of len bytes in the root; the lock is held (tu_fs_mount). */
+static uint32_t make_file(struct zlfs_sb *sbi, const char *name, size_t len)
+{
+	struct zinode *zi;
+	char *buf = malloc(len);
+	uint32_t ino;
+
+	ck_assert_ptr_nonnull(buf);
+	memset(buf, 'x', len);
+	ck_assert_int_eq(zlfs_create(sbi, &cred, ZF_ROOT_INO, name, S_IFREG | 0644, 0, NULL, &zi), 0);
+	ck_assert_int_eq(zlfs_file_write(sbi, zi, buf, len, 0), 0);
+	ino = zi->ino;
+	zlfs_iput(sbi, zi, 0);
+	free(buf);
+	return ino;
+}
+
+/* Let go of the exclusive lock and take it again: what every operation's end does. */
+static void release(struct zlfs_sb *sbi)
+{
+	zlfs_unlock(sbi);
+	zlfs_lock(sbi);
+}
+
+START_TEST(statfs_takes_no_lock)
+{
+	char *img = tu_fs_volume("seg-nolock");
+	struct zlfs_sb *sbi = tu_fs_mount(img, 0);   /* this thread holds the lock */
+	struct statfs_call c = { .sbi = sbi };
+	pthread_t t;
+
+	ck_assert_int_eq(pthread_create(&t, NULL, do_statfs, &c), 0);
+	/*
+	 * If statfs waited for the lock it would never finish while we hold
+	 * it: wait for it (a minute is no limit a working statfs comes near;
+	 * it is what stops a broken one from hanging the test).
+	 */
+	for (int i = 0; i < 60000 && !__atomic_load_n(&c.done, __ATOMIC_ACQUIRE); i++)
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	ck_assert_msg(__atomic_load_n(&c.done, __ATOMIC_ACQUIRE),
+		      "statfs waited for the exclusive lock");
+	pthread_join(t, NULL);
+	ck_assert_uint_eq(c.st.f_blocks, sbi->user_block_count);
+	ck_assert_uint_eq(c.st.f_bfree, zlfs_free_blocks(sbi));
+	ck_assert_uint_eq(c.st.f_bavail, c.st.f_bfree);
+	ck_assert_uint_gt(c.st.f_ffree, 0);
+	ck_assert_uint_eq(c.st.f_namemax, ZF_NAME_LEN);
+	tu_fs_unmount(sbi);
+	free(img);
+}
+END_TEST
+
+START_TEST(statfs_shows_the_last_release)
+{
+	char *img = tu_fs_volume("seg-publish");
+	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
+	struct statvfs before, after;
+
+	release(sbi);
+	zlfs_statfs(sbi, &before);
+	/* (a write that waits for I/O publishes too: the lock is let go there) */
+	make_file(sbi, "f", 8 << 20);
+	release(sbi);
+	zlfs_statfs(sbi, &after);
+	ck_assert_uint_eq(after.f_bfree, zlfs_free_blocks(sbi));
+	ck_assert_uint_le(after.f_bfree + (8 << 20) / ZF_BLKSIZE, before.f_bfree);
+	ck_assert_uint_lt(after.f_ffree, before.f_ffree);
+	tu_fs_unmount(sbi);
+	tu_fsck_clean(img);
+	free(img);
+}
+END_TEST
+
+START_TEST(gate_closes_below_the_reserve)
+{
+	char *img = tu_fs_volume("seg-gate");
+	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
+	release(sbi);
+	ck_assert(!zlfs_space_low(sbi));             /* no reserve: never */
+	uint64_t free0 = zlfs_free_blocks(sbi);
+	/* a reserve 4 MiB below what is free: open; 16 MiB written: closed */
+	zlfs_space_set_reserve(sbi, free0 - (4 << 20) / ZF_BLKSIZE);
+	ck_assert(!zlfs_space_low(sbi));
+	make_file(sbi, "big", 16 << 20);
+	release(sbi);
+	ck_assert(zlfs_space_low(sbi));
+	/* the file deleted and its space freed by a checkpoint: open again */
+	ck_assert_int_eq(zlfs_unlink(sbi, ZF_ROOT_INO, "big", false), 0);
+	ck_assert_int_eq(zlfs_checkpoint(sbi, false), 0);
+	release(sbi);
+	ck_assert(!zlfs_space_low(sbi));
+	zlfs_space_set_reserve(sbi, 0);
+	tu_fs_unmount(sbi);
+	tu_fsck_clean(img);
+	free(img);
+}
+END_TEST
+
+static Suite *segment_suite(void)
+{
+	Suite *s = suite_create("segment");
+	TCase *tc = tcase_create("space");
+
+	tcase_set_timeout(tc, 600);
+
+	tcase_add_test(tc, statfs_takes_no_lock);
+	tcase_add_test(tc, statfs_shows_the_last_release);
+	tcase_add_test(tc, gate_closes_below_the_reserve);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run(segment_suite());
+}
