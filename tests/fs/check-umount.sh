@@ -24,7 +24,12 @@
 #      for before the image is checked);
 #   5. zlfs-umount waits for a process that uses the mount for a moment
 #      (its cwd there for half a second) and reports one that stays
-#      (exit 32, EBUSY, after its 2 s of tries).
+#      (exit 32, EBUSY, after its 2 s of tries);
+#   6. only zlfs is unmounted: a tmpfs is refused, naming it, and stays
+#      mounted (-f unmounts it); a plain directory is "not mounted" (exit
+#      32); usage errors are short and name the option (exit 1); after a
+#      mount with -o auto_unmount no "fusermount3: ... not mounted" line
+#      follows the unmount.
 # Nothing here waits for a time: every wait is for a condition.
 #
 # Prints "check-umount: ok" (exit 0) or "check-umount: FAIL reason" (exit
@@ -242,6 +247,32 @@ kill "$holder"; wait "$holder" 2>/dev/null
 [ $rc = 32 ] || die "zlfs-umount of a mount a process stays in: exit $rc, not 32 (EBUSY)"
 "$UMOUNT" "$M" || die "zlfs-umount once the user left"
 echo "  busy: a moment's user waited for, one that stays reported (exit 32)"
+
+# ---- 6. only zlfs is unmounted; "not mounted"; no stray line after auto_unmount -----------
+mkdir -p "$T/tmpfs" "$T/plain"
+mount -t tmpfs tmpfs "$T/tmpfs" || die "tmpfs: mount"
+out=$("$UMOUNT" "$T/tmpfs" 2>&1); rc=$?
+[ $rc = 32 ] || die "zlfs-umount of a tmpfs: exit $rc, not 32 ($out)"
+grep -q "is a tmpfs mount, not zlfs (use -f" <<<"$out" || die "zlfs-umount of a tmpfs says: $out"
+mountpoint -q "$T/tmpfs" || die "zlfs-umount unmounted a tmpfs it refused"
+"$UMOUNT" -f "$T/tmpfs" || die "zlfs-umount -f of a tmpfs"
+mountpoint -q "$T/tmpfs" && die "zlfs-umount -f left the tmpfs mounted"
+out=$("$UMOUNT" "$T/plain" 2>&1); rc=$?
+[ $rc = 32 ] && [ "$out" = "zlfs-umount: $T/plain: not mounted" ] ||
+	die "zlfs-umount of a plain directory: exit $rc, '$out'"
+out=$("$UMOUNT" 2>&1); rc=$?
+[ $rc = 1 ] && [ "$(wc -l <<<"$out")" -le 2 ] || die "zlfs-umount without a mount point: exit $rc, '$out'"
+out=$("$UMOUNT" -Q "$M" 2>&1); rc=$?
+[ $rc = 1 ] && grep -q -- "-Q" <<<"$out" || die "zlfs-umount -Q: exit $rc, '$out'"
+# auto_unmount: fusermount3 waits beside the daemon; finding the mount gone it
+# said "not mounted" on the daemon's stderr, after zlfs-umount had returned
+"$ZLFS" "$IMG" "$M" -o auto_unmount 2>"$T/daemon.err" || die "auto_unmount: mount"
+pgrep -f "auto_unmount.* -- $M\$" >/dev/null || die "auto_unmount: no fusermount3 helper"
+"$UMOUNT" "$M" || die "auto_unmount: zlfs-umount"
+while pgrep -f "auto_unmount.* -- $M\$" >/dev/null; do sleep 0.05; done   # the helper is done
+[ -s "$T/daemon.err" ] && die "auto_unmount: after zlfs-umount: $(head -2 "$T/daemon.err")"
+fsck_clean "$IMG" "after the auto_unmount mount"
+echo "  not zlfs: refused (tmpfs kept, -f unmounts it); a directory: not mounted; auto_unmount: silent"
 
 echo "check-umount: ok"
 exit 0
