@@ -16,10 +16,13 @@
  * "not mounted", as umount(8) says).  zlfs mounts show as type fuse.zlfs
  * (-o subtype=zlfs), fuse (the default: the source is the image or device
  * as given) or fuseblk (a block device mounted by root); a fuse or fuseblk
- * mount is zlfs when its daemon answers (below) or, a dead or not-asked
- * daemon, when its source holds an F2FS superblock.  Anything else (tmpfs,
- * ext4, another FUSE filesystem) is refused, naming what is mounted there,
- * unless -f: a mistyped path must not unmount something else.
+ * mount is zlfs when its daemon answers (below) or, a daemon that does
+ * not answer or is not asked (-l), when its source holds an F2FS
+ * superblock.  Anything else (tmpfs, ext4, another FUSE filesystem) is
+ * refused, naming what is mounted there, unless -f: a mistyped path must
+ * not unmount something else.  A fuse or fuseblk mount whose daemon is
+ * gone (ENOTCONN) is unmounted whatever it was: nothing is served there
+ * any more, nothing can be lost.
  *
  * The daemon is found through the mount itself: the virtual directory
  * MOUNTPOINT/.zlfs answers the xattr user.zlfs.pid (fuse_ops.c).  A pidfd
@@ -106,8 +109,11 @@ static int bad_usage(int argc, char **argv)
 	return 1;
 }
 
-/* The daemon's pid as the mount tells it, or 0 (no answer: see the file comment). */
-static pid_t daemon_pid(const char *mnt)
+/*
+ * The daemon's pid as the mount tells it, or 0 (no answer: see the file
+ * comment); *gone (if given) says the mount has no daemon at all (ENOTCONN).
+ */
+static pid_t daemon_pid(const char *mnt, bool *gone)
 {
 	char path[PATH_MAX], val[32];
 	ssize_t n;
@@ -115,6 +121,8 @@ static pid_t daemon_pid(const char *mnt)
 	if (snprintf(path, sizeof(path), "%s/.zlfs", mnt) >= (int)sizeof(path))
 		return 0;
 	n = getxattr(path, PID_XATTR, val, sizeof(val) - 1);
+	if (n < 0 && errno == ENOTCONN && gone)
+		*gone = true;
 	if (n <= 0)
 		return 0;
 	val[n] = '\0';
@@ -230,14 +238,19 @@ static void resolve(const char *path, char *out, size_t len)
 	strcat(out, base);
 }
 
-/* Does the file or block device at src hold an F2FS superblock (the first copy)? */
+/*
+ * Does the file or block device at src hold an F2FS superblock (the first
+ * copy)?  A relative src (the daemon's spec as given) is tried from our
+ * working directory, likely the one the mount was made from: a guess that
+ * only ever lets a zlfs unmount go ahead, the source being F2FS.
+ */
 static bool source_is_f2fs(const char *src)
 {
 	unsigned char magic[4];
 	struct stat st;
 	bool yes = false;
 
-	if (src[0] != '/' || stat(src, &st) || !(S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)))
+	if (stat(src, &st) || !(S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)))
 		return false;
 	int fd = open(src, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
@@ -422,8 +435,9 @@ int main(int argc, char **argv)
 	/* zlfs or not (file comment); the daemon is asked only on a FUSE mount of ours */
 	bool fuse = !strcmp(me.type, "fuse") || !strcmp(me.type, "fuseblk");
 	bool zlfs = !strcmp(me.type, "fuse.zlfs");
-	pid = !lazy && (fuse || zlfs) ? daemon_pid(mnt) : 0;
-	zlfs = zlfs || pid || (fuse && source_is_f2fs(me.source));
+	bool gone = false;
+	pid = !lazy && (fuse || zlfs) ? daemon_pid(mnt, &gone) : 0;
+	zlfs = zlfs || pid || (fuse && (gone || source_is_f2fs(me.source)));
 	if (!zlfs && !force) {
 		fprintf(stderr, "%s: %s is %s %s mount%s%s, not zlfs (use -f to unmount it anyway)\n",
 			prog, mnt, article(me.type), me.type, me.source[0] == '/' ? " of " : "",
@@ -432,7 +446,7 @@ int main(int argc, char **argv)
 	}
 	if (pid) {
 		pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-		if (pidfd < 0 || daemon_pid(mnt) != pid) {
+		if (pidfd < 0 || daemon_pid(mnt, NULL) != pid) {
 			if (pidfd >= 0)
 				close(pidfd);
 			pidfd = -1;

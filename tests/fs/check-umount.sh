@@ -29,7 +29,7 @@
 #      mounted (-f unmounts it); a plain directory is "not mounted" (exit
 #      32); usage errors are short and name the option (exit 1); after a
 #      mount with -o auto_unmount no "fusermount3: ... not mounted" line
-#      follows the unmount.
+#      follows the unmount; a mount whose daemon was killed is unmounted.
 # Nothing here waits for a time: every wait is for a condition.
 #
 # Prints "check-umount: ok" (exit 0) or "check-umount: FAIL reason" (exit
@@ -272,7 +272,15 @@ pgrep -f "auto_unmount.* -- $M\$" >/dev/null || die "auto_unmount: no fusermount
 while pgrep -f "auto_unmount.* -- $M\$" >/dev/null; do sleep 0.05; done   # the helper is done
 [ -s "$T/daemon.err" ] && die "auto_unmount: after zlfs-umount: $(head -2 "$T/daemon.err")"
 fsck_clean "$IMG" "after the auto_unmount mount"
-echo "  not zlfs: refused (tmpfs kept, -f unmounts it); a directory: not mounted; auto_unmount: silent"
+# a mount whose daemon is gone, its source relative (fsname as given) and so
+# not found from elsewhere: nothing is served there, it is unmounted
+(cd "$T" && "$ZLFS" img "$M") || die "dead daemon: mount"
+dpid=$(pgrep -f -- " img $M\$") || die "dead daemon: no daemon found"
+kill -9 $dpid
+while kill -0 $dpid 2>/dev/null; do sleep 0.05; done
+(cd / && "$UMOUNT" "$M") || die "zlfs-umount of a mount whose daemon was killed"
+mountpoint -q "$M" && die "zlfs-umount left a dead daemon's mount"
+echo "  not zlfs: refused (tmpfs kept, -f unmounts it); a directory: not mounted; auto_unmount: silent; a dead daemon's mount: unmounted"
 
 echo "check-umount: ok"
 exit 0
