@@ -238,6 +238,13 @@ static int alloc_for(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, uin
 	if ((ret = zlfs_get_dnode(sbi, zi, index, true, &dn, &ofs)))
 		return ret;
 	*old = zf_le32_to_cpu(zlfs_dnode_addrs(dn, &nr)[ofs]);
+	/*
+	 * A new block comes from the user's share, which the direct node just
+	 * made for it may have taken: the caller's check counted data only.
+	 * (A rewrite's block frees the old one when it commits.)
+	 */
+	if ((*old == ZF_NULL_ADDR || *old == ZF_NEW_ADDR) && !zlfs_avail_blocks(sbi))
+		return -ENOSPC;
 	uint16_t ofs_in_node = (uint16_t)(ofs + (dn == zi->node ? zf_extra_isize_words(zi_raw(zi)) : 0));
 	return zlfs_alloc_block(sbi, ZF_LOG_WARM_DATA, dn->nid, ofs_in_node,
 				sbi->nat[dn->nid].version, addr);

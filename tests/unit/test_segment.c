@@ -134,6 +134,113 @@ START_TEST(gate_closes_below_the_reserve)
 }
 END_TEST
 
+/*
+ * Writes until ENOSPC: the volume's accounting must never pass the
+ * user's share (the checkpoint of such a volume is refused at the next
+ * mount: "valid_block_count past user_block_count").  Found by
+ * check-enospc.sh with the writeback gate off: writeback filled the
+ * volume to its last block.
+ */
+static void fill_to_the_end(size_t chunk)
+{
+	char *img = tu_fs_volume("seg-fill");
+	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
+	struct zinode *zi;
+	char *buf = malloc(chunk);
+	uint64_t off = 0;
+	int ret = 0, files = 0;
+
+	ck_assert_ptr_nonnull(buf);
+	memset(buf, 'z', chunk);
+	while (ret != -ENOSPC && files < 64) {
+		char name[16];
+		snprintf(name, sizeof(name), "f%d", files++);
+		ret = zlfs_create(sbi, &cred, ZF_ROOT_INO, name, S_IFREG | 0644, 0, NULL, &zi);
+		if (ret == -ENOSPC)
+			break;
+		ck_assert_int_eq(ret, 0);
+		for (off = 0; !(ret = zlfs_balance(sbi, chunk / ZF_BLKSIZE + 3)) &&
+			      !(ret = zlfs_file_write(sbi, zi, buf, chunk, off)); off += chunk)
+			;
+		ck_assert_int_eq(ret, -ENOSPC);
+		ck_assert_uint_le(sbi->valid_block_count + sbi->nr_new_nodes, sbi->user_block_count);
+		zlfs_iput(sbi, zi, 0);
+		release(sbi);
+	}
+	ck_assert_int_eq(zlfs_checkpoint(sbi, false), 0);
+	ck_assert_uint_le(sbi->valid_block_count, sbi->user_block_count);
+	free(buf);
+	tu_fs_unmount(sbi);
+	tu_fsck_clean(img);
+	sbi = tu_fs_mount(img, 0);         /* its checkpoint is accepted */
+	tu_fs_unmount(sbi);
+	free(img);
+}
+
+START_TEST(fill_1m)
+{
+	fill_to_the_end(1 << 20);
+}
+END_TEST
+
+START_TEST(fill_4k)
+{
+	fill_to_the_end(4096);
+}
+END_TEST
+
+START_TEST(fill_13k)
+{
+	fill_to_the_end(13 * 1024);
+}
+END_TEST
+
+/*
+ * The last free block, asked for by a write that also needs a new direct
+ * node: the node takes it, so the data must get ENOSPC.  Before the fix
+ * the write's check counted its data blocks only and the volume ended a
+ * block past its user share: a checkpoint the next mount refused
+ * ("valid_block_count past user_block_count"; check-enospc.sh with the
+ * writeback gate off found it).
+ */
+START_TEST(last_block_needs_a_node)
+{
+	char *img = tu_fs_volume("seg-lastblk");
+	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
+	struct zinode *a, *b;
+	char blk[ZF_BLKSIZE];
+	unsigned int in_inode;
+	uint64_t off = 0;
+
+	memset(blk, 'a', sizeof(blk));
+	ck_assert_int_eq(zlfs_create(sbi, &cred, ZF_ROOT_INO, "a", S_IFREG | 0644, 0, NULL, &a), 0);
+	zlfs_dnode_addrs(a->node, &in_inode);
+	/* every slot of a's inode filled: its next block needs a direct node */
+	for (unsigned int i = 0; i < in_inode; i++)
+		ck_assert_int_eq(zlfs_file_write(sbi, a, blk, sizeof(blk), (uint64_t)i * ZF_BLKSIZE), 0);
+	ck_assert_int_eq(zlfs_create(sbi, &cred, ZF_ROOT_INO, "b", S_IFREG | 0644, 0, NULL, &b), 0);
+	/* b takes all but one block (its own nodes included) */
+	while (zlfs_avail_blocks(sbi) > 1) {
+		ck_assert_int_eq(zlfs_file_write(sbi, b, blk, sizeof(blk), off), 0);
+		off += ZF_BLKSIZE;
+	}
+	ck_assert_uint_eq(zlfs_avail_blocks(sbi), 1);
+	ck_assert_int_eq(zlfs_file_write(sbi, a, blk, sizeof(blk), (uint64_t)in_inode * ZF_BLKSIZE),
+			 -ENOSPC);
+	ck_assert_uint_le(sbi->valid_block_count + sbi->nr_new_nodes + sbi->pending_blocks,
+			  sbi->user_block_count);
+	zlfs_iput(sbi, a, 0);
+	zlfs_iput(sbi, b, 0);
+	ck_assert_int_eq(zlfs_checkpoint(sbi, false), 0);
+	ck_assert_uint_le(sbi->valid_block_count, sbi->user_block_count);
+	tu_fs_unmount(sbi);
+	tu_fsck_clean(img);
+	sbi = tu_fs_mount(img, 0);         /* its checkpoint is accepted */
+	tu_fs_unmount(sbi);
+	free(img);
+}
+END_TEST
+
 static Suite *segment_suite(void)
 {
 	Suite *s = suite_create("segment");
@@ -144,6 +251,10 @@ static Suite *segment_suite(void)
 	tcase_add_test(tc, statfs_takes_no_lock);
 	tcase_add_test(tc, statfs_shows_the_last_release);
 	tcase_add_test(tc, gate_closes_below_the_reserve);
+	tcase_add_test(tc, fill_1m);
+	tcase_add_test(tc, fill_4k);
+	tcase_add_test(tc, fill_13k);
+	tcase_add_test(tc, last_block_needs_a_node);
 	suite_add_tcase(s, tc);
 	return s;
 }
