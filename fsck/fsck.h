@@ -4,8 +4,8 @@
  *
  *   main.c    the command line: options, modes, the mounted-device refusal
  *   run.c     one run (fsck_run): the order of the passes, the rounds of
- *             repair, the exit code (fsck(8)); problems, -v and the
- *             progress bar
+ *             repair, the exit code (fsck(8)); problems (FSCK_SHOWN of
+ *             each kind printed), -v and the progress bar
  *   load.c    superblocks, checkpoint packs, NAT, SIT and SSA read and
  *             checked (zf_check_super / zf_check_cp); the roll-forward chain
  *   walk.c    the tree from the root: nodes, data blocks, xattrs, dentries,
@@ -25,8 +25,10 @@
 #ifndef ZLFS_FSCK_H
 #define ZLFS_FSCK_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "zlfs/f2fs_check.h"
 #include "zlfs/f2fs_format.h"
@@ -39,6 +41,10 @@
 #define FSCK_UNCORRECTED 4
 #define FSCK_OPERROR     8
 #define FSCK_USAGE       16
+#define FSCK_CANCELLED   32
+
+/* SIGINT/SIGTERM during a repair step: set by main.c's handler, seen after the step (run.c). */
+extern volatile sig_atomic_t fsck_writing, fsck_cancelled;
 
 enum fsck_mode {
 	FSCK_MODE_CHECK,   /* -n: report, write nothing */
@@ -86,6 +92,21 @@ struct fssafix {
 	uint32_t addr;
 	uint8_t type;          /* ZF_SUM_TYPE_* */
 	struct zf_summary s;
+};
+
+/*
+ * One kind of problem, for the cap on what is printed: FSCK_SHOWN lines of
+ * each kind, then one "... N in all" line (fsck_problems_summary).  The
+ * kind is fsck_problem's format; a bare "%s" (a reason from zf_check_*)
+ * is told apart by its text with every number as N.  Kinds are few (one
+ * per call site or reason), whatever the damage.
+ */
+#define FSCK_SHOWN 20
+struct fkind {
+	char key[128];
+	char first[192];       /* the first one, shown in the summary */
+	FILE *out;             /* where its lines go */
+	uint64_t n;
 };
 
 struct fsck {
@@ -145,6 +166,9 @@ struct fsck {
 	uint64_t need_meta, need_tree, need_manual;
 	uint64_t fixed;
 	bool clean_unmount;
+	bool root_bad;                  /* the root inode is missing, damaged or no directory */
+	struct fkind *kinds;            /* what was reported, by kind (the cap) */
+	uint32_t nkinds, kinds_cap;
 };
 
 /*
@@ -154,9 +178,21 @@ struct fsck {
  */
 int fsck_run(struct fsck *f);
 
-/* Report one inconsistency (printf-style); counted by the fix it needs. */
+/*
+ * Report one inconsistency (printf-style); counted by the fix it needs.
+ * Printed only while its kind has had fewer than FSCK_SHOWN (all with -v).
+ */
 void fsck_problem(struct fsck *f, enum fsck_fix fix, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* Another message that may come once per inode (repairs): capped as problems are. */
+void fsck_note(struct fsck *f, FILE *out, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* "... N in all like "FIRST"" for each kind past the cap; the kinds forgotten. */
+void fsck_problems_summary(struct fsck *f);
+/* msg past a leading "SPEC: " (the device layer's messages name the path themselves). */
+const char *fsck_unnamed(const char *spec, const char *msg);
+/* "fsck.zlfs: SPEC: MSG SUFFIX" on stderr, the path said once (fsck_unnamed). */
+void fsck_error(const char *spec, const char *msg, const char *suffix);
 /* -v output. */
 void fsck_info(struct fsck *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The progress bar (stderr, a terminal only): done of total in the pass `what`. */

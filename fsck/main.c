@@ -4,8 +4,10 @@
  * -h/--help and -V/--version as every zlfs program (man/fsck.zlfs.8).
  *
  * Modes and exit codes follow fsck(8): 0 clean, 1 errors corrected, 4
- * errors left uncorrected, 8 operational error, 16 usage.  -n checks and
- * writes nothing; -p and -a repair what loses nothing (metadata
+ * errors left uncorrected, 8 operational error, 16 usage, 32 cancelled
+ * (SIGINT, SIGTERM); 2 (reboot) never applies.  A device held by a daemon
+ * that is still letting go is waited for (up to 5 s, said on stderr).
+ * -n checks and writes nothing; -p and -a repair what loses nothing (metadata
  * bookkeeping, link counts, i_blocks, unreachable inodes into /lost+found);
  * -y repairs everything, removing entries that name damaged or missing
  * inodes too.  A volume whose last checkpoint says it was unmounted cleanly
@@ -16,6 +18,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +53,36 @@ static bool mounted(const char *spec)
 
 static const char *prog = "fsck.zlfs";
 
+/* A wrong option (getopt's optopt, or the argument it stopped at): named, then the synopsis. */
+static int bad_usage(int argc, char **argv)
+{
+	if (optopt)
+		fprintf(stderr, "%s: unknown option -%c\n", prog, optopt);
+	else
+		fprintf(stderr, "%s: unknown option %s\n", prog,
+			optind > 0 && optind <= argc ? argv[optind - 1] : "?");
+	fprintf(stderr, "usage: %s [-n|-p|-a|-y] [-f] [-v] DEVICE (--help for more)\n", prog);
+	return FSCK_USAGE;
+}
+
+/*
+ * SIGINT, SIGTERM: fsck(8)'s "cancelled" (32).  While nothing is being
+ * written, at once; during a repair, once the step in progress is done
+ * (run.c), so the volume is not left half rewritten.
+ */
+static void cancel(int sig)
+{
+	static const char msg[] = "\nfsck.zlfs: cancelled\n";
+
+	(void)sig;
+	if (fsck_writing) {
+		fsck_cancelled = 1;
+		return;
+	}
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {}
+	_exit(FSCK_CANCELLED);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -62,7 +95,8 @@ static void usage(FILE *f)
 		"  -v     say more\n"
 		"  -h, --help     this text\n"
 		"  -V, --version  the version\n"
-		"exit: 0 clean, 1 errors corrected, 4 errors left, 8 operational error, 16 usage\n"
+		"exit: 0 clean, 1 errors corrected, 4 errors left, 8 operational error, 16 usage,\n"
+		"      32 cancelled\n"
 		"See fsck.zlfs(8).\n", prog);
 }
 
@@ -84,6 +118,7 @@ int main(int argc, char **argv)
 	memset(&f, 0, sizeof(f));
 	f.mode = FSCK_MODE_CHECK;
 	bool chosen = false;
+	opterr = 0;   /* bad_usage says it, naming the option */
 	while ((c = getopt_long(argc, argv, "npayfvhV", lo, NULL)) != -1) {
 		enum fsck_mode m = FSCK_MODE_CHECK;
 		switch (c) {
@@ -94,28 +129,45 @@ int main(int argc, char **argv)
 		case 'v': f.verbose = true; continue;
 		case 'h': usage(stdout); return FSCK_OK;
 		case 'V': printf("%s %s\n", prog, ZLFS_VERSION); return FSCK_OK;
-		default: usage(stderr); return FSCK_USAGE;
+		default: return bad_usage(argc, argv);
 		}
 		if (chosen && m != f.mode) {
-			fprintf(stderr, "fsck.zlfs: -n, -p/-a and -y exclude each other\n");
+			fprintf(stderr, "%s: -n, -p/-a and -y exclude each other\n", prog);
 			return FSCK_USAGE;
 		}
 		chosen = true;
 		f.mode = m;
 	}
 	if (optind != argc - 1) {
-		usage(stderr);
+		fprintf(stderr, "%s: %s\nusage: %s [-n|-p|-a|-y] [-f] [-v] DEVICE (--help for more)\n",
+			prog, optind < argc ? "one device only" : "no device given", prog);
 		return FSCK_USAGE;
 	}
 	f.spec = argv[optind];
 	f.progress = isatty(STDERR_FILENO);
 	if (mounted(f.spec) && f.mode != FSCK_MODE_CHECK) {
-		fprintf(stderr, "fsck.zlfs: %s is mounted: not repairing a mounted volume\n", f.spec);
+		fprintf(stderr, "%s: %s is mounted: not repairing a mounted volume\n", prog, f.spec);
 		return FSCK_OPERROR;
 	}
-	if ((ret = zlfs_open_volume(f.spec, &f.dev, err, sizeof(err)))) {
-		fprintf(stderr, "fsck.zlfs: %s: %s%s\n", f.spec, err,
-			ret == -EBUSY || ret == -EWOULDBLOCK ? " (is it mounted?)" : "");
+	signal(SIGINT, cancel);
+	signal(SIGTERM, cancel);
+	/*
+	 * Held (EBUSY: an image's lock, a block device's exclusive open) but
+	 * not mounted: a daemon just unmounted or killed is still letting go
+	 * (io_uring's teardown outlives the process for a moment).  Waited for
+	 * as the daemon's mount waits (fs/main.c): up to 5 s, then refused.
+	 */
+	for (int tries = 0;; tries++) {
+		ret = zlfs_open_volume(f.spec, &f.dev, err, sizeof(err));
+		if ((ret != -EBUSY && ret != -EWOULDBLOCK) || tries >= 50 || mounted(f.spec))
+			break;
+		if (!tries)
+			fprintf(stderr, "%s: waiting for %s to be released...\n", prog, f.spec);
+		usleep(100000);
+	}
+	if (ret) {
+		fsck_error(f.spec, err[0] ? err : strerror(-ret),
+			   ret == -EBUSY || ret == -EWOULDBLOCK ? " (is it mounted?)" : "");
 		return FSCK_OPERROR;
 	}
 	int code = fsck_run(&f);

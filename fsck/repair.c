@@ -380,8 +380,6 @@ static int tree_fix(struct zlfs_sb *sbi, const struct ftreefix *t)
 		}
 		ri->i_pino = zf_cpu_to_le32(dir->ino);
 		zlfs_inode_dirty(sbi, zi);
-		printf("%s: inode %u linked as /lost+found/%s\n", zlfs_zdev_spec(sbi->dev), t->ino,
-		       name);
 		return 0;
 	}
 	}
@@ -399,7 +397,8 @@ static int repair_tree(struct fsck *f)
 	zlfs_zdev_close(f->dev);   /* the mount opens the volume itself */
 	f->dev = NULL;
 	if ((ret = zlfs_mount(f->spec, &o, &sbi, err, sizeof(err)))) {
-		fprintf(stderr, "fsck.zlfs: %s: cannot mount to repair the tree: %s\n", f->spec, err);
+		fprintf(stderr, "fsck.zlfs: %s: cannot mount to repair the tree: %s\n", f->spec,
+			err[0] ? fsck_unnamed(f->spec, err) : strerror(-ret));
 		return 0;   /* what is left stays reported */
 	}
 	zlfs_lock(sbi);
@@ -413,12 +412,16 @@ static int repair_tree(struct fsck *f)
 				left++;
 				continue;
 			}
+			/* one line per inode at most: capped as problems are (run.c) */
 			if ((ret = tree_fix(sbi, t))) {
-				fprintf(stderr, "fsck.zlfs: %s: repair of inode %u failed: %s\n", f->spec,
-					t->ino, strerror(-ret));
+				fsck_note(f, stderr, "fsck.zlfs: %s: repair of inode %u failed: %s", f->spec,
+					  t->ino, strerror(-ret));
 				left++;
 			} else {
 				done++;
+				if (t->what == TF_LOSTFOUND)
+					fsck_note(f, stdout, "%s: inode %u linked as /lost+found/#%u", f->spec,
+						  t->ino, t->ino);
 			}
 		}
 	zlfs_unlock(sbi);
@@ -442,6 +445,6 @@ int fsck_repair(struct fsck *f)
 	if ((f->ntfix || f->zones_fix) && (ret = repair_tree(f)))
 		return ret;
 	if (!f->dev && (ret = zlfs_open_volume(f->spec, &f->dev, err, sizeof(err))))
-		fprintf(stderr, "fsck.zlfs: %s: %s\n", f->spec, err);
+		fsck_error(f->spec, err[0] ? err : strerror(-ret), NULL);
 	return ret;
 }

@@ -8,6 +8,7 @@
  * entry removed leaves its inode unreachable); the last check's verdict is
  * the exit code.  The fuzzers call fsck_run too.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,6 +17,78 @@
 
 #include "fsck.h"
 #include "zlfs.h"
+
+volatile sig_atomic_t fsck_writing, fsck_cancelled;
+
+const char *fsck_unnamed(const char *spec, const char *msg)
+{
+	size_t n = strlen(spec);
+
+	return !strncmp(msg, spec, n) && msg[n] == ':' && msg[n + 1] == ' ' ? msg + n + 2 : msg;
+}
+
+void fsck_error(const char *spec, const char *msg, const char *suffix)
+{
+	fprintf(stderr, "fsck.zlfs: %s: %s%s\n", spec, fsck_unnamed(spec, msg), suffix ? suffix : "");
+}
+
+/* The kind of a message (struct fkind): its format, or a bare "%s"'s text with numbers as N. */
+static void kind_key(const char *fmt, const char *text, char *key, size_t len)
+{
+	bool bare = !strcmp(fmt, "%s");
+	const char *p = bare ? text : fmt;
+	size_t k = 0;
+
+	for (; *p && k + 1 < len; p++) {
+		key[k++] = bare && isdigit((unsigned char)*p) ? 'N' : *p;
+		while (bare && isdigit((unsigned char)*p) && isdigit((unsigned char)p[1]))
+			p++;
+	}
+	key[k] = '\0';
+}
+
+/*
+ * Count msg under its kind; true if it is to be printed (the kind's first
+ * FSCK_SHOWN, or every one with -v).  Without memory for a new kind it is
+ * printed: better one line too many than a problem unsaid.
+ */
+static bool kind_count(struct fsck *f, FILE *out, const char *fmt, const char *msg)
+{
+	char key[sizeof(f->kinds->key)];
+	uint32_t i;
+
+	kind_key(fmt, msg, key, sizeof(key));
+	for (i = 0; i < f->nkinds && strcmp(f->kinds[i].key, key); i++)
+		;
+	if (i == f->nkinds) {
+		if (f->nkinds == f->kinds_cap) {
+			uint32_t cap = f->kinds_cap ? 2 * f->kinds_cap : 16;
+			struct fkind *k = realloc(f->kinds, cap * sizeof(*k));
+			if (!k)
+				return true;
+			f->kinds = k;
+			f->kinds_cap = cap;
+		}
+		struct fkind *k = &f->kinds[f->nkinds++];
+		snprintf(k->key, sizeof(k->key), "%s", key);
+		snprintf(k->first, sizeof(k->first), "%.*s", (int)sizeof(k->first) - 1, msg);
+		k->out = out;
+		k->n = 0;
+	}
+	return ++f->kinds[i].n <= FSCK_SHOWN || f->verbose;
+}
+
+static void report(struct fsck *f, FILE *out, const char *fmt, va_list ap)
+{
+	char msg[1024];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (!kind_count(f, out, fmt, msg))
+		return;
+	if (f->progress)
+		fputs("\r\033[K", stderr);
+	fprintf(out, "%s\n", msg);
+}
 
 void fsck_problem(struct fsck *f, enum fsck_fix fix, const char *fmt, ...)
 {
@@ -28,12 +101,29 @@ void fsck_problem(struct fsck *f, enum fsck_fix fix, const char *fmt, ...)
 		f->need_tree++;
 	else if (fix == FIX_MANUAL)
 		f->need_manual++;
-	if (f->progress)
-		fputs("\r\033[K", stderr);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	report(f, stdout, fmt, ap);
 	va_end(ap);
-	putchar('\n');
+}
+
+void fsck_note(struct fsck *f, FILE *out, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	report(f, out, fmt, ap);
+	va_end(ap);
+}
+
+void fsck_problems_summary(struct fsck *f)
+{
+	for (uint32_t i = 0; i < f->nkinds; i++) {
+		const struct fkind *k = &f->kinds[i];
+		if (k->n > FSCK_SHOWN && !f->verbose)
+			fprintf(k->out, "... %llu in all like \"%s\" (-v shows every one)\n",
+				(unsigned long long)k->n, k->first);
+	}
+	f->nkinds = 0;
 }
 
 void fsck_info(struct fsck *f, const char *fmt, ...)
@@ -63,7 +153,7 @@ void fsck_progress(struct fsck *f, const char *what, uint64_t done, uint64_t tot
 }
 
 /* One whole check: load, walk, verify.  0, or a negative errno (operational). */
-static int check(struct fsck *f)
+static int check_passes(struct fsck *f)
 {
 	int ret;
 
@@ -85,11 +175,30 @@ static int check(struct fsck *f)
 	return 0;
 }
 
+/* The end of one check: the summary of what the cap left out, everything freed. */
+static void unload(struct fsck *f)
+{
+	fsck_problems_summary(f);
+	free(f->kinds);
+	f->kinds = NULL;
+	f->kinds_cap = 0;
+	fsck_unload(f);
+}
+
+/* A check, and what its cap left out summed up before anything else is said. */
+static int check(struct fsck *f)
+{
+	int ret = check_passes(f);
+
+	fsck_problems_summary(f);
+	return ret;
+}
+
 static void reset(struct fsck *f)
 {
 	struct fsck keep = *f;
 
-	fsck_unload(f);
+	unload(f);
 	memset(f, 0, sizeof(*f));
 	f->spec = keep.spec;
 	f->mode = keep.mode;
@@ -100,32 +209,71 @@ static void reset(struct fsck *f)
 	f->fixed = keep.fixed;
 }
 
+/*
+ * No root directory: nothing hangs from the tree, so there is nothing a
+ * repair could attach lost files to, and freeing what the root does not
+ * reach (the other repairs) would destroy what can still be copied out.
+ * Said plainly, with what the user can do instead.
+ */
+static void root_verdict(struct fsck *f)
+{
+	uint32_t intact = 0, first = 0;
+
+	for (uint32_t k = 0; k < f->ntfix; k++)
+		if (f->tfix[k].what == TF_LOSTFOUND && !intact++)
+			first = f->tfix[k].ino;
+	printf("%s: the root directory is missing or not a directory: fsck.zlfs cannot rebuild it, "
+	       "and the volume cannot be mounted%s.\n", f->spec, f->mode == FSCK_MODE_CHECK ? "" :
+	       "; nothing was repaired (a repair would free what the root no longer reaches)");
+	if (intact)
+		printf("%s: %u inodes are intact but in no directory (\"inode N is not in any "
+		       "directory\" above; -v lists all): copy them out one by one with dump.f2fs "
+		       "(f2fs-tools), e.g. \"dump.f2fs -i 0x%x %s\" (the inode number in hex; it "
+		       "asks, then writes ./lost_found/), or restore the volume from a backup.\n",
+		       f->spec, intact, first, f->spec);
+	else
+		printf("%s: no file is left intact to copy out: restore the volume from a backup "
+		       "(mkfs.zlfs, then copy the files back).\n", f->spec);
+}
+
 int fsck_run(struct fsck *f)
 {
 	int ret = check(f);
 
 	if (ret == 1) {   /* clean, skipped */
-		fsck_unload(f);
+		unload(f);
 		return FSCK_OK;
 	}
 	if (ret < 0) {
-		fprintf(stderr, "fsck.zlfs: %s: %s\n", f->spec, strerror(-ret));
-		fsck_unload(f);
+		/* no superblock, no checkpoint, a layout refused: load.c said which already */
+		if (ret != -EUCLEAN && ret != -EINVAL && ret != -EOPNOTSUPP)
+			fprintf(stderr, "fsck.zlfs: %s: %s\n", f->spec, strerror(-ret));
+		unload(f);
 		return FSCK_OPERROR;
 	}
 	uint64_t found = f->problems;
-	for (int round = 0; round < 3 && f->problems && f->mode != FSCK_MODE_CHECK; round++) {
+	for (int round = 0; round < 3 && f->problems && f->mode != FSCK_MODE_CHECK && !f->root_bad;
+	     round++) {
 		uint64_t before = f->fixed;
-		if ((ret = fsck_repair(f)) < 0) {
+		fsck_writing = 1;
+		ret = fsck_repair(f);
+		fsck_writing = 0;
+		if (fsck_cancelled) {
+			fprintf(stderr, "fsck.zlfs: %s: cancelled after a repair step; run fsck.zlfs "
+				"again to finish\n", f->spec);
+			unload(f);
+			return FSCK_CANCELLED;
+		}
+		if (ret < 0) {
 			fprintf(stderr, "fsck.zlfs: %s: repair stopped: %s\n", f->spec, strerror(-ret));
-			fsck_unload(f);
+			unload(f);
 			return FSCK_OPERROR | FSCK_UNCORRECTED;
 		}
 		printf("%s: checking again after the repair\n", f->spec);
 		reset(f);
 		if ((ret = check(f)) < 0) {
 			fprintf(stderr, "fsck.zlfs: %s: %s\n", f->spec, strerror(-ret));
-			fsck_unload(f);
+			unload(f);
 			return FSCK_OPERROR;
 		}
 		if (f->fixed == before)
@@ -136,7 +284,9 @@ int fsck_run(struct fsck *f)
 	       (unsigned long long)f->walk_files, (unsigned long long)f->walk_dirs,
 	       (unsigned long long)f->walk_nodes, (unsigned long long)f->walk_blocks,
 	       (unsigned long long)f->problems, found && f->mode != FSCK_MODE_CHECK ? " left" : "");
+	if (f->root_bad)
+		root_verdict(f);
 	int code = !found ? FSCK_OK : f->problems ? FSCK_UNCORRECTED : FSCK_CORRECTED;
-	fsck_unload(f);
+	unload(f);
 	return code;
 }

@@ -70,19 +70,13 @@ static void check_unreachable(struct fsck *f)
 		fsck_tree_fix(f, nid, TF_LOSTFOUND, 0, 0);
 		fsck_walk_queue(f);
 	}
-	uint64_t n = 0;
 	for (uint32_t k = 0; k < f->nr_nids; k++) {
 		uint32_t nid = f->nids[k];
 		if (!f->nat_addr[nid] || BIT_TEST(f->node_seen, nid))
 			continue;
-		if (++n <= 20 || f->verbose)
-			fsck_problem(f, FIX_META, "node %u (inode %u, block %u) is not reached", nid,
-				     f->nat_ino[nid], f->nat_addr[nid]);
-		else
-			f->need_meta++, f->problems++;
+		fsck_problem(f, FIX_META, "node %u (inode %u, block %u) is not reached", nid,
+			     f->nat_ino[nid], f->nat_addr[nid]);
 	}
-	if (n > 20 && !f->verbose)
-		fprintf(stderr, "fsck.zlfs: ... %llu unreached nodes in all\n", (unsigned long long)n);
 }
 
 static void check_links(struct fsck *f)
@@ -111,8 +105,6 @@ static unsigned int popcount_map(const uint8_t *map)
 
 static void check_sit(struct fsck *f, uint64_t *owned)
 {
-	uint64_t wrong = 0;
-
 	*owned = 0;
 	for (uint32_t s = 0; s < f->nr_segs; s++) {
 		const struct zf_sit_entry *e = &f->sit[s];
@@ -130,12 +122,9 @@ static void check_sit(struct fsck *f, uint64_t *owned)
 					     "in use", s, b);
 			if (r == valid)
 				continue;
-			if (++wrong <= 20 || f->verbose)
-				fsck_problem(f, FIX_META, "SIT: block %llu (segment %u) is %s in the SIT but "
-					     "%s", (unsigned long long)(f->lay.main_blkaddr + rel), s,
-					     valid ? "valid" : "free", r ? "in use" : "owned by nothing");
-			else
-				f->need_meta++, f->problems++;
+			fsck_problem(f, FIX_META, "SIT: block %llu (segment %u) is %s in the SIT but %s",
+				     (unsigned long long)(f->lay.main_blkaddr + rel), s,
+				     valid ? "valid" : "free", r ? "in use" : "owned by nothing");
 		}
 		*owned += reached;
 		if (reached && zf_sit_type(e) >= ZF_NR_LOGS)
@@ -146,8 +135,6 @@ static void check_sit(struct fsck *f, uint64_t *owned)
 			fsck_problem(f, FIX_META, "segment %u: SIT type %u, SSA type %u", s,
 				     zf_sit_type(e), fsck_ssa_block(f, s)->footer.entry_type);
 	}
-	if (wrong > 20 && !f->verbose)
-		fprintf(stderr, "fsck.zlfs: ... %llu SIT bits wrong in all\n", (unsigned long long)wrong);
 	/* each log's segment: nothing owned at or after its next block */
 	for (int i = 0; i < ZF_NR_LOGS; i++)
 		for (unsigned int b = f->cur_off[i]; b < ZF_BLKS_PER_SEG; b++)

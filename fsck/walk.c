@@ -567,7 +567,9 @@ int fsck_walk(struct fsck *f)
 	if (!f->reach || !f->node_seen || !f->ino)
 		return -ENOMEM;
 	int ret = fsck_walk_inode(f, ZF_ROOT_INO, ZF_ROOT_INO, &ok);
-	if (!ret && (!ok || f->ino[ZF_ROOT_INO].state == FINO_BAD || !f->ino[ZF_ROOT_INO].dir))
+	if (!ret && (!ok || f->ino[ZF_ROOT_INO].state == FINO_BAD || !f->ino[ZF_ROOT_INO].dir)) {
 		fsck_problem(f, FIX_MANUAL, "the root directory is missing or damaged");
+		f->root_bad = true;   /* run.c: no repair, and the verdict says what can be done */
+	}
 	return ret ? ret : fsck_walk_queue(f);
 }

@@ -13,7 +13,14 @@
 #      (exit 0); the mount does, and the fsynced file is there, byte for
 #      byte, and fsck.zlfs -f finds nothing afterwards;
 #   4. the progress bar goes to a terminal only (under script(1)), never
-#      into a pipe.
+#      into a pipe;
+#   5. every kind of problem is printed 20 times at most, then "... N in
+#      all" (a volume of 60 files whose zones were reset);
+#   6. exit codes as fsck(8): 16 for usage (the option named), 8 for no
+#      device (its path said once);
+#   7. an image whose lock is held for a moment (a daemon letting go) is
+#      waited for, saying so; one held for good is refused after 5 s (exit
+#      8); SIGINT while waiting exits 32 (cancelled).
 # Prints "check-fsck: NAME ok|FAIL" lines and "check-fsck: ok" at the end
 # (exit 0) or exits 1.  Exit 77 without root, /dev/fuse or fsck(8).
 set -u
@@ -132,6 +139,65 @@ rc=0; grep -q '\[#*\.*\] *[0-9]*%' "$T/tty" || rc=1
 "$FSCK" -f -n "$IMG" >"$T/pipe" 2>&1
 grep -q '%' "$T/pipe" && rc=1
 res "a progress bar on a terminal, none into a pipe" $rc
+
+# 5. every kind of problem printed 20 times at most, then "... N in all": a
+#    volume with 60 files whose zones were all reset (every node gone, the
+#    NAT still naming them) once printed one line per node
+IMG2=$T/img2
+"$ZDEV" create "$IMG2" --size 1G --zone-size 16M --conv-zones 4 --force >/dev/null &&
+	"$MKFS" -f "$IMG2" >/dev/null && "$ZLFS" "$IMG2" "$MNT" || exit 1
+for i in $(seq 60); do echo "$i" >"$MNT/f$i"; done
+"$UMOUNT" "$MNT"
+"$ZDEV" reset "$IMG2" >/dev/null
+rc=0; "$FSCK" -f -n "$IMG2" >"$T/out" 2>&1 || rc=$?
+# kinds: numbers as N; a summary line counts with its kind
+kinds=$(sed -E 's/^\.\.\. [0-9]+ in all like "(.*)" \(-v shows every one\)$/\1/; s/[0-9]+/N/g' "$T/out" |
+	sort | uniq -c | sort -rn)
+most=$(head -1 <<<"$kinds" | awk '{print $1}')
+[ "$rc" = 4 ] && [ "$most" -le 21 ] && grep -q '^\.\.\. [0-9]* in all like "node [0-9]*: its footer' "$T/out" &&
+	[ "$(wc -l <"$T/out")" -lt 100 ]
+res "zones reset under 60 files: at most 20 lines a kind, then \"... N in all\" (exit $rc, $(wc -l <"$T/out") lines)" $? "$(head -3 <<<"$kinds")"
+
+# 6. exit codes as fsck(8): 16 usage (and the option named), 8 no device
+rc=0; out=$("$FSCK" 2>&1) || rc=$?
+[ "$rc" = 16 ] && [ "$(wc -l <<<"$out")" -le 2 ]
+res "no device: exit 16, two lines (exit $rc)" $? "$out"
+rc=0; out=$("$FSCK" -Q "$IMG" 2>&1) || rc=$?
+[ "$rc" = 16 ] && grep -q -- "-Q" <<<"$out"
+res "an unknown option: exit 16, named (exit $rc)" $? "$out"
+rc=0; "$FSCK" -n -y "$IMG" >/dev/null 2>&1 || rc=$?
+res "-n with -y: exit 16 (exit $rc)" $([ $rc = 16 ]; echo $?)
+rc=0; out=$("$FSCK" -n "$T/none" 2>&1) || rc=$?
+[ "$rc" = 8 ] && [ "$(grep -o "$T/none" <<<"$out" | wc -l)" = 1 ]
+res "no such device: exit 8, its path said once (exit $rc)" $? "$out"
+
+# 7. an image still held for a moment (a daemon letting go) is waited for,
+#    and said; one held longer than 5 s is refused (exit 8); SIGINT while
+#    waiting is fsck(8)'s "cancelled" (exit 32).  -p: a read-write open.
+#    The holder lets go once fsck.zlfs has said it waits: no fixed delay.
+rm -f "$T/err"
+flock "$IMG" sh -c "while ! grep -q waiting '$T/err' 2>/dev/null; do sleep 0.05; done; sleep 0.3" &
+holder=$!
+for ((i = 0; i < 600; i++)); do flock -n "$IMG" true || break; sleep 0.05; done
+rc=0; "$FSCK" -f -p "$IMG" >"$T/out" 2>"$T/err" || rc=$?
+wait $holder
+[ "$rc" = 0 ] && grep -q "waiting for $IMG to be released" "$T/err"
+res "a lock let go after a moment: waited for, said (exit $rc)" $? "$(cat "$T/err" "$T/out")"
+flock "$IMG" sleep 600 &
+holder=$!
+for ((i = 0; i < 600; i++)); do flock -n "$IMG" true || break; sleep 0.05; done
+rc=0; "$FSCK" -f -p "$IMG" >"$T/out" 2>"$T/err" || rc=$?
+[ "$rc" = 8 ] && grep -q "in use by another process" "$T/err"
+res "a lock held for good: refused after the wait (exit $rc)" $? "$(cat "$T/err")"
+rm -f "$T/err"
+"$FSCK" -f -p "$IMG" >"$T/out" 2>"$T/err" &
+fpid=$!
+for ((i = 0; i < 600; i++)); do grep -q waiting "$T/err" && break; sleep 0.05; done
+kill -INT $fpid
+rc=0; wait $fpid || rc=$?
+[ "$rc" = 32 ]
+res "SIGINT while waiting: cancelled (exit $rc)" $? "$(cat "$T/err")"
+kill $(pgrep -P $holder) $holder 2>/dev/null; wait $holder 2>/dev/null
 
 [ "$FAILS" = 0 ] && echo "check-fsck: ok" && exit 0
 exit 1

@@ -20,7 +20,11 @@
  *   - a damaged first superblock copy: -p rewrites it from the second;
  *   - a zone no file uses written to behind zlfs's back: reported, reset
  *     by -p (the mount it runs for that does it);
- *   - usage errors exit 16; a missing device exits 8.
+ *   - usage errors exit 16; a missing device exits 8;
+ *   - every kind of problem printed 20 times at most, then "... N in all"
+ *     (-v prints all);
+ *   - a root that is not a directory: nothing repaired, and a verdict that
+ *     says so and names dump.f2fs and a backup.
  */
 #include <check.h>
 #include <errno.h>
@@ -399,6 +403,86 @@ START_TEST(test_zone_reset)
 }
 END_TEST
 
+/* Lines of img.log holding what (a substring). */
+static int log_lines(const char *img, const char *what)
+{
+	char path[1024], line[4096];
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s.log", img);
+	FILE *fp = fopen(path, "r");
+	ck_assert_ptr_nonnull(fp);
+	while (fgets(line, sizeof(line), fp))
+		n += strstr(line, what) != NULL;
+	fclose(fp);
+	return n;
+}
+
+/*
+ * Every kind of problem is printed 20 times at most, then "... N in all":
+ * 300 wrong link counts (every file of /d) give 20 lines and the count;
+ * -v gives all 300; -p repairs all 300 (the cap is on lines, not repairs).
+ */
+START_TEST(test_cap)
+{
+	struct tu_tree t;
+	char *img = volume("cap.img", &t);
+	uint32_t ino[300];
+	char name[32];
+
+	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
+	for (int i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "entry-%d", i);
+		ino[i] = tu_lookup(sbi, t.dir, name);
+	}
+	tu_fs_unmount(sbi);
+	for (int i = 0; i < 300; i++)
+		edit_inode(img, ino[i], set_links, 5);
+	ck_assert_int_eq(fsck(img, "-f -n"), 4);
+	ck_assert_int_eq(log_lines(img, ": i_links 5, counted 1"), 21);
+	ck_assert_int_eq(log_lines(img, "... 300 in all like \"inode "), 1);
+	ck_assert_int_eq(fsck(img, "-f -n -v"), 4);
+	ck_assert_int_eq(log_lines(img, ": i_links 5, counted 1"), 300);
+	ck_assert_int_eq(log_lines(img, " in all like "), 0);
+	ck_assert_int_eq(fsck(img, "-f -p"), 1);
+	all_clean(img);
+	free(img);
+}
+END_TEST
+
+static void set_mode(struct zf_inode *ri, uint32_t mode) { ri->i_mode = zf_cpu_to_le16((uint16_t)mode); }
+
+/*
+ * A root that is not a directory (i_mode a regular file's, or 0): no
+ * repair (exit 4 with -y, nothing written: a repair would free what only
+ * dump.f2fs can still copy out), and the verdict says so and what to do.
+ */
+START_TEST(test_root_gone)
+{
+	static const uint32_t modes[] = { 0100644, 0 };
+	struct tu_tree t;
+	char buf[64];
+
+	for (int k = 0; k < 2; k++) {
+		snprintf(buf, sizeof(buf), "root%d.img", k);
+		char *img = volume(buf, &t);
+		edit_inode(img, ZF_ROOT_INO, set_mode, modes[k]);
+		uint64_t before = file_sum(img);
+		ck_assert_int_eq(fsck(img, "-f -n"), 4);
+		ck_assert_int_eq(log_lines(img, "the root directory is missing or not a directory: "
+					   "fsck.zlfs cannot rebuild it"), 1);
+		ck_assert_int_eq(fsck(img, "-f -y"), 4);
+		ck_assert_int_eq(log_lines(img, "nothing was repaired"), 1);
+		ck_assert_int_eq(log_lines(img, "restore the volume from a backup"), 1);
+		/* the files of the root's tree are intact: dump.f2fs is named for them */
+		ck_assert_int_eq(log_lines(img, "inodes are intact but in no directory"), 1);
+		ck_assert_int_eq(log_lines(img, "\"dump.f2fs -i 0x"), 1);
+		ck_assert_msg(file_sum(img) == before, "fsck -y wrote to a volume without a root");
+		free(img);
+	}
+}
+END_TEST
+
 static Suite *fsck_suite(void)
 {
 	Suite *s = suite_create("fsck");
@@ -413,6 +497,8 @@ static Suite *fsck_suite(void)
 	tcase_add_test(tc, test_ssa);
 	tcase_add_test(tc, test_superblock);
 	tcase_add_test(tc, test_zone_reset);
+	tcase_add_test(tc, test_cap);
+	tcase_add_test(tc, test_root_gone);
 	suite_add_tcase(s, tc);
 	return s;
 }
