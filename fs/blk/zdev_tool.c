@@ -9,8 +9,14 @@
  *   zlfs-zdev reset DEVICE [ZONE]
  *   zlfs-zdev info DEVICE
  *   zlfs-zdev --help | --version   (also -h, -V)
+ * Usage errors name what was wrong and exit 1, as any failure (util-linux's
+ * convention, blkzone's); the device layer's messages name the path, said
+ * once.
  */
+#include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,11 +65,49 @@ static int parse_u32(const char *s, uint32_t *v)
 	return 0;
 }
 
+/* The device layer's message, its leading "PATH: " dropped: the caller names the path once. */
+static const char *unnamed(const char *path, const char *msg)
+{
+	size_t n = strlen(path);
+	return !strncmp(msg, path, n) && msg[n] == ':' && msg[n + 1] == ' ' ? msg + n + 2 : msg;
+}
+
+/* --NAME of the option whose short letter is c. */
+static const char *long_name(const struct option *lo, int c)
+{
+	static char name[40];
+
+	for (; lo->name; lo++)
+		if (lo->val == c) {
+			snprintf(name, sizeof(name), "--%s", lo->name);
+			return name;
+		}
+	snprintf(name, sizeof(name), "-%c", c);
+	return name;
+}
+
+/* A usage error: what was wrong (naming the option), then where the whole usage is. */
+static int __attribute__((format(printf, 1, 2))) bad_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "zlfs-zdev: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n(zlfs-zdev --help for the usage)\n");
+	return 1;
+}
+
 static int open_dev(const char *spec, struct zlfs_zdev **dev)
 {
 	int ret = zlfs_zdev_open(spec, dev);
-	if (ret)
-		fprintf(stderr, "zlfs-zdev: %s: %s (%s)\n", spec, zlfs_zdev_errmsg(), strerror(-ret));
+	if (ret) {
+		/* the errno only when the message does not say it already */
+		const char *msg = unnamed(spec, zlfs_zdev_errmsg()), *e = strerror(-ret);
+		fprintf(stderr, "zlfs-zdev: %s: %s%s%s%s\n", spec, msg, strstr(msg, e) ? "" : " (",
+			strstr(msg, e) ? "" : e, strstr(msg, e) ? "" : ")");
+	}
 	return ret;
 }
 
@@ -86,7 +130,9 @@ static int cmd_create(int argc, char **argv)
 	int c, bad = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "s:z:c:n:o:a:l:fT", lo, NULL)) != -1) {
+	opterr = 0;   /* said below, naming the option */
+	while ((c = getopt_long(argc, argv, ":s:z:c:n:o:a:l:fT", lo, NULL)) != -1) {
+		int was = bad;
 		switch (c) {
 		case 's': bad |= zlfs_parse_size(optarg, &p.size); break;
 		case 'z': bad |= zlfs_parse_size(optarg, &p.zone_size); break;
@@ -97,16 +143,24 @@ static int cmd_create(int argc, char **argv)
 		case 'l': bad |= parse_u32(optarg, &p.lbs); break;
 		case 'f': force = true; break;
 		case 'T': p.thick = true; break;
-		default: usage(stderr); return 2;
+		case ':': return bad_usage("create: %s needs a value", long_name(lo, optopt));
+		default:
+			return bad_usage("create: unknown option %s", optopt ? (char[]){ '-', (char)optopt, 0 }
+								    : argv[optind - 1]);
 		}
+		if (bad != was)
+			return bad_usage("create: %s: not a number or size", long_name(lo, c));
 	}
-	if (bad || optind != argc - 1 || !p.size || !p.zone_size) {
-		usage(stderr);
-		return 2;
-	}
+	if (optind != argc - 1)
+		return bad_usage("create: %s", optind < argc ? "one IMAGE only" : "no IMAGE given");
+	if (!p.size || !p.zone_size)
+		return bad_usage("create: %s", !p.size ? "--size SIZE is needed (not 0)" :
+				 "--zone-size SIZE is needed (not 0)");
 	int ret = zlfs_image_create(argv[optind], &p, force);
 	if (ret) {
-		fprintf(stderr, "zlfs-zdev: create %s: %s\n", argv[optind], zlfs_zdev_errmsg());
+		fprintf(stderr, "zlfs-zdev: create %s: %s%s\n", argv[optind],
+			unnamed(argv[optind], zlfs_zdev_errmsg()),
+			ret == -EEXIST ? " (--force replaces it)" : "");
 		return 1;
 	}
 	printf("created %s: %llu bytes, %llu zones of %llu bytes (capacity %llu), %u conventional\n",
@@ -178,15 +232,30 @@ int main(int argc, char **argv)
 		printf("zlfs-zdev %s\n", ZLFS_VERSION);
 		return 0;
 	}
-	if (argc < 3) {
-		usage(argc < 2 ? stderr : stdout);
-		return 2;
-	}
+	if (argc < 2)
+		return bad_usage("%s", "no command given (create, report, reset or info)");
 	if (!strcmp(argv[1], "create"))
 		return cmd_create(argc - 1, argv + 1);
-	if (strcmp(argv[1], "report") && strcmp(argv[1], "reset") && strcmp(argv[1], "info")) {
-		usage(stderr);
-		return 2;
+	if (strcmp(argv[1], "report") && strcmp(argv[1], "reset") && strcmp(argv[1], "info"))
+		return bad_usage("unknown command %s (create, report, reset or info)", argv[1]);
+	if (argc < 3)
+		return bad_usage("%s: no DEVICE given", argv[1]);
+	/* the arguments first: nothing is opened for a command that cannot run */
+	uint32_t first = 0, count = 0, zone = ZLFS_ZONE_ALL;
+	for (int i = 3; i < argc; i++) {
+		bool report = !strcmp(argv[1], "report");
+		if (report && (!strcmp(argv[i], "--first") || !strcmp(argv[i], "--count"))) {
+			if (i + 1 == argc)
+				return bad_usage("report: %s needs a number", argv[i]);
+			if (parse_u32(argv[i + 1], argv[i][2] == 'f' ? &first : &count))
+				return bad_usage("report: %s: not a number", argv[i]);
+			i++;
+		} else if (!strcmp(argv[1], "reset") && i == 3) {
+			if (parse_u32(argv[i], &zone))
+				return bad_usage("reset: ZONE %s: not a zone number", argv[i]);
+		} else {
+			return bad_usage("%s: unexpected argument %s", argv[1], argv[i]);
+		}
 	}
 	if (open_dev(argv[2], &dev))
 		return 1;
@@ -194,29 +263,8 @@ int main(int argc, char **argv)
 		print_info(dev);
 		ret = 0;
 	} else if (!strcmp(argv[1], "report")) {
-		uint32_t first = 0, count = 0;
-		ret = 0;
-		for (int i = 3; i < argc; i++) {
-			if (!strcmp(argv[i], "--first") && i + 1 < argc)
-				ret |= parse_u32(argv[++i], &first);
-			else if (!strcmp(argv[i], "--count") && i + 1 < argc)
-				ret |= parse_u32(argv[++i], &count);
-			else
-				ret = -1;
-		}
-		if (ret) {
-			usage(stderr);
-			ret = 2;
-		} else {
-			ret = cmd_report(dev, first, count);
-		}
+		ret = cmd_report(dev, first, count);
 	} else {
-		uint32_t zone = ZLFS_ZONE_ALL;
-		if (argc > 4 || (argc == 4 && parse_u32(argv[3], &zone))) {
-			usage(stderr);
-			zlfs_zdev_close(dev);
-			return 2;
-		}
 		ret = zlfs_zdev_zone_mgmt(dev, ZLFS_ZM_RESET, zone);
 		if (ret)
 			fprintf(stderr, "zlfs-zdev: reset: %s\n", zlfs_zdev_strerror(ret));

@@ -37,4 +37,18 @@ $Z reset "$T/d.img" 1 2>/dev/null && fail "reset of a conventional zone"
 $Z info "mem:size=64M,zone_size=16M,qd=4" | grep -q "queue depth: *4" || fail "mem info"
 $Z info "mem:size=64M,zone_size=16M,typo=1" 2>&1 | grep -q "unknown device option 'typo'" || fail "typo message"
 $Z info "$T/none.img" 2>/dev/null && fail "missing image"
+# messages: the path and the errno said once; usage errors name what is
+# wrong (exit 1) and open nothing
+out=$($Z info "$T/none.img" 2>&1) || true
+[ "$out" = "zlfs-zdev: $T/none.img: No such file or directory" ] || fail "missing image says: $out"
+out=$(flock "$T/d.img" $Z reset "$T/d.img" 2>&1) && fail "reset of a held image"
+[ "$(grep -o "$T/d.img" <<<"$out" | wc -l)" = 1 ] || fail "held image, path not once: $out"
+for args in "create $T/y.img --size 1Q --zone-size 16M:--size" "create $T/y.img -s:--size needs" \
+	    "create $T/y.img --bogus:--bogus" "create $T/y.img --size 64M:--zone-size" \
+	    "report $T/d.img --first x:--first" "reset $T/d.img zone7:zone7" "frob $T/d.img:frob"; do
+	rc=0; out=$($Z ${args%%:*} 2>&1) || rc=$?
+	[ $rc = 1 ] && grep -q -- "${args#*:}" <<<"$out" && [ "$(wc -l <<<"$out")" -le 2 ] ||
+		fail "zlfs-zdev ${args%%:*}: exit $rc, '$out'"
+done
+[ ! -e "$T/y.img" ] || fail "a refused create made an image"
 echo "check-tools: ok"
