@@ -310,6 +310,26 @@ uint32_t zlfs_cp_chain_start(const struct zlfs_sb *sbi)
 	return zf_seg_blkaddr(&sbi->lay, segno) + off;
 }
 
+bool zlfs_cp_chain_pending(struct zlfs_sb *sbi)
+{
+	const struct zf_checkpoint *cp = (const struct zf_checkpoint *)sbi->cp_blk;
+	uint32_t start = zlfs_cp_chain_start(sbi);
+	bool pending = false;
+
+	/* a clean unmount leaves no chain; a merged warm node log writes none */
+	if ((zf_le32_to_cpu(cp->ckpt_flags) & ZF_CP_UMOUNT_FLAG) || start == ZF_NULL_ADDR ||
+	    !(sbi->log_mask & (1u << ZF_LOG_WARM_NODE)) || !zlfs_is_main_blkaddr(sbi, start))
+		return false;
+	struct zf_node *blk = malloc(ZF_BLKSIZE);
+	if (!blk)
+		return false;
+	/* past a zone's write pointer a block reads as zeros: cp_ver 0, no match */
+	if (!zlfs_read_block(sbi, start, blk))
+		pending = zlfs_cp_node_ver_ok(sbi, zf_le64_to_cpu(blk->footer.cp_ver));
+	free(blk);
+	return pending;
+}
+
 static uint32_t free_segment_count(const struct zlfs_sb *sbi)
 {
 	uint32_t n = 0;

@@ -43,11 +43,17 @@ static const struct { uint32_t bit; const char *name; } feature_names[] = {
  */
 int zlfs_open_volume(const char *spec, struct zlfs_zdev **out, char *err, size_t errlen)
 {
+	return zlfs_open_volume_flags(spec, 0, out, err, errlen);
+}
+
+int zlfs_open_volume_flags(const char *spec, unsigned int flags, struct zlfs_zdev **out,
+			   char *err, size_t errlen)
+{
 	struct zlfs_zdev *dev;
 	uint8_t *blk = NULL;
 	int ret;
 
-	if ((ret = zlfs_zdev_open(spec, &dev))) {
+	if ((ret = zlfs_zdev_open_flags(spec, flags, &dev))) {
 		snprintf(err, errlen, "%s", zlfs_zdev_errmsg());
 		return ret;
 	}
@@ -87,7 +93,7 @@ int zlfs_open_volume(const char *spec, struct zlfs_zdev **out, char *err, size_t
 	uint64_t seg0 = (uint64_t)zf_le32_to_cpu(sb->segment0_blkaddr) * ZF_BLKSIZE;
 	free(blk);
 	zlfs_zdev_close(dev);
-	if ((ret = zlfs_zdev_open_multi(specs, n, &dev))) {
+	if ((ret = zlfs_zdev_open_multi_flags(specs, n, flags, &dev))) {
 		snprintf(err, errlen, "the volume spans %d devices: %s", n, zlfs_zdev_errmsg());
 		return ret;
 	}
@@ -270,7 +276,10 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 	else
 		zlfs_gc_opts_default(&sbi->gco);
 	sbi->last_op_ms = zlfs_now_ms();
-	if ((ret = zlfs_open_volume(spec, &sbi->dev, err, errlen))) {
+	/* ro: the devices read-only too, so nothing below can write (and a
+	 * write-protected image or device mounts) */
+	if ((ret = zlfs_open_volume_flags(spec, sbi->ro ? ZLFS_ZDEV_RDONLY : 0, &sbi->dev, err,
+					  errlen))) {
 		sbi->dev = NULL;
 		goto fail;
 	}
@@ -352,6 +361,15 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 			snprintf(err, errlen, "cannot write a checkpoint: %s", zlfs_zdev_strerror(ret));
 			goto fail;
 		}
+	} else if (zlfs_cp_chain_pending(sbi)) {
+		/*
+		 * Read-only never rolls forward (that writes): the user looking
+		 * at the volume must know it shows the last checkpoint, so this
+		 * goes to the terminal even for a daemon, not to syslog.
+		 */
+		fprintf(stderr, "zlfs: %s: read-only: the fsync chain after the last checkpoint is "
+			"not rolled forward; files fsynced since show their checkpointed state "
+			"(a read-write mount recovers them)\n", spec);
 	}
 	zlfs_space_publish(sbi);         /* what statfs shows before the first operation */
 	if ((ret = zlfs_gc_start(sbi))) {

@@ -354,6 +354,9 @@ void zlfs_cache_unlock(struct zlfs_sb *sbi);
  * (F2FS's devs[]), end to end as one device.  err gets the reason.
  */
 int zlfs_open_volume(const char *spec, struct zlfs_zdev **out, char *err, size_t errlen);
+/* The same with zdev open flags: ZLFS_ZDEV_RDONLY for every device (ro, fsck -n). */
+int zlfs_open_volume_flags(const char *spec, unsigned int flags, struct zlfs_zdev **out,
+			   char *err, size_t errlen);
 int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out, char *err,
 	       size_t errlen);
 /*
@@ -448,6 +451,12 @@ uint64_t zlfs_cp_node_ver(const struct zlfs_sb *sbi);
 bool zlfs_cp_node_ver_ok(const struct zlfs_sb *sbi, uint64_t footer_ver);
 /* Warm node log position the checkpoint recorded: where the fsync chain starts. */
 uint32_t zlfs_cp_chain_start(const struct zlfs_sb *sbi);
+/*
+ * Does an fsync chain follow the checkpoint (a crash after an fsync)?  Its
+ * first block only, read and matched, nothing written: what a read-only
+ * mount, which never rolls forward, uses to say so.
+ */
+bool zlfs_cp_chain_pending(struct zlfs_sb *sbi);
 /* Orphan inodes of the loaded checkpoint (inode.c frees them); *inos malloc()ed. */
 int zlfs_cp_orphans(struct zlfs_sb *sbi, uint32_t **inos, uint32_t *n);
 

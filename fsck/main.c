@@ -158,7 +158,9 @@ int main(int argc, char **argv)
 	 * as the daemon's mount waits (fs/main.c): up to 5 s, then refused.
 	 */
 	for (int tries = 0;; tries++) {
-		ret = zlfs_open_volume(f.spec, &f.dev, err, sizeof(err));
+		/* -n: read-only, so a write-protected image or device can be checked */
+		ret = zlfs_open_volume_flags(f.spec, f.mode == FSCK_MODE_CHECK ? ZLFS_ZDEV_RDONLY : 0,
+					     &f.dev, err, sizeof(err));
 		if ((ret != -EBUSY && ret != -EWOULDBLOCK) || tries >= 50 || mounted(f.spec))
 			break;
 		if (!tries)

@@ -16,7 +16,8 @@
  * each is passed to its member on a small wrapper command whose done()
  * translates the result back.  A flush goes to every member and finishes
  * when the last one has.  The members do their own locking; this file
- * keeps no mutable state except per-command wrappers.
+ * keeps no mutable state except per-command wrappers.  Open flags
+ * (ZLFS_ZDEV_RDONLY) are given to every member alike.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -281,12 +282,18 @@ static char *with_zone_size(const char *spec, uint64_t zs)
 
 int zlfs_zdev_open_multi(const char *const *specs, int n, struct zlfs_zdev **out)
 {
+	return zlfs_zdev_open_multi_flags(specs, n, 0, out);
+}
+
+int zlfs_zdev_open_multi_flags(const char *const *specs, int n, unsigned int flags,
+			       struct zlfs_zdev **out)
+{
 	struct concat *c;
 	uint64_t zs = 0, cap = 0;
 	int i, ret;
 
 	if (n == 1)
-		return zlfs_zdev_open(specs[0], out);
+		return zlfs_zdev_open_flags(specs[0], flags, out);
 	if (n < 1 || n > CONCAT_MAX) {
 		zdev_set_errmsg("%d devices: a filesystem spans 1 to %d", n, CONCAT_MAX);
 		return -EINVAL;
@@ -294,7 +301,7 @@ int zlfs_zdev_open_multi(const char *const *specs, int n, struct zlfs_zdev **out
 	if (!(c = calloc(1, sizeof(*c))))
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
-		if ((ret = zlfs_zdev_open(specs[i], &c->sub[i])))
+		if ((ret = zlfs_zdev_open_flags(specs[i], flags, &c->sub[i])))
 			goto fail;
 		c->n = i + 1;
 		const struct zlfs_zdev_geom *g = zlfs_zdev_geom(c->sub[i]);
@@ -323,7 +330,7 @@ int zlfs_zdev_open_multi(const char *const *specs, int n, struct zlfs_zdev **out
 		}
 		zlfs_zdev_close(c->sub[i]);
 		c->sub[i] = NULL;
-		ret = zlfs_zdev_open(s, &c->sub[i]);
+		ret = zlfs_zdev_open_flags(s, flags, &c->sub[i]);
 		free(s);
 		if (ret) {
 			/* keep the later members closable */
@@ -377,6 +384,8 @@ int zlfs_zdev_open_multi(const char *const *specs, int n, struct zlfs_zdev **out
 		cg->zone_cap = cg->zone_size;
 		cg->no_zwl = g0->no_zwl;
 	}
+	/* every member was opened with the same flags: the whole is as they are */
+	cg->rdonly = (flags & ZLFS_ZDEV_RDONLY) != 0;
 	c->base.ops = &concat_ops;
 	size_t len = 1;
 	for (i = 0; i < n; i++)

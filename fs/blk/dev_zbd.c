@@ -21,6 +21,9 @@
  * excl=0 leaves O_EXCL out, for the one owner that cannot have it: the zlfs
  * daemon of a fuseblk mount, whose device the kernel already holds
  * exclusively (its claim would refuse ours, and keeps everyone else out).
+ * Read-only (ZLFS_ZDEV_RDONLY): opened O_RDONLY (zbd_open too), so a device
+ * set read-only (BLKROSET, losetup -r) opens; still O_EXCL; a flush sends
+ * nothing; zdev.c refuses writes and zone management before they get here.
  */
 #include <fcntl.h>
 #include <libzbd/zbd.h>
@@ -235,7 +238,9 @@ static int zbdev_submit(struct zlfs_zdev *dev, struct zlfs_cmd *cmd)
 		ret = zuring_writev(&d->ur, d->fd, iov, iovcnt, cmd->off, &io->req);
 		break;
 	case ZLFS_OP_FLUSH:
-		ret = zuring_fsync(&d->ur, d->fd, &io->req);
+		/* read-only: no cache flush sent to the device either, it holds nothing of ours */
+		ret = d->base.geom.rdonly ? zuring_post(&d->ur, &io->req)
+					  : zuring_fsync(&d->ur, d->fd, &io->req);
 		break;
 	case ZLFS_OP_APPEND:
 		cmd->result = do_append(d, cmd, iov, iovcnt);
@@ -419,7 +424,7 @@ static uint32_t max_io_bytes(int fd)
 	return kb > 4096 ? 4u << 20 : (uint32_t)(kb * 1024) & ~4095u;
 }
 
-int zbd_backend_open(const char *path, struct zopts *o, struct zlfs_zdev **out)
+int zbd_backend_open(const char *path, struct zopts *o, bool ro, struct zlfs_zdev **out)
 {
 	uint64_t qd = 64, nozwl = 1, zs = 64ull << 20, excl = 1;
 	struct zlfs_zdev_geom *g;
@@ -431,6 +436,7 @@ int zbd_backend_open(const char *path, struct zopts *o, struct zlfs_zdev **out)
 	    (ret = zopts_check_unused(o)))
 		return ret;
 	int oexcl = excl ? O_EXCL : 0;
+	int omode = ro ? O_RDONLY : O_RDWR;
 	if (qd < 1 || qd > 4096) {
 		zdev_set_errmsg("qd must be 1..4096");
 		return -EINVAL;
@@ -446,7 +452,7 @@ int zbd_backend_open(const char *path, struct zopts *o, struct zlfs_zdev **out)
 	zoned = zbd_device_is_zoned(path);
 	if (zoned > 0) {
 		struct zbd_info info;
-		d->fd = zbd_open(path, O_RDWR | O_DIRECT | oexcl, &info);
+		d->fd = zbd_open(path, omode | O_DIRECT | oexcl, &info);
 		if (d->fd < 0) {
 			ret = zbd_err();
 			zdev_set_errmsg("%s: %s", path, strerror(-ret));
@@ -478,7 +484,7 @@ int zbd_backend_open(const char *path, struct zopts *o, struct zlfs_zdev **out)
 	} else {
 		uint64_t bytes = 0;
 		int lbs = 512;
-		d->fd = open(path, O_RDWR | O_DIRECT | oexcl | O_CLOEXEC);
+		d->fd = open(path, omode | O_DIRECT | oexcl | O_CLOEXEC);
 		if (d->fd < 0) {
 			ret = -errno;
 			zdev_set_errmsg("%s: %s", path, strerror(errno));
@@ -505,6 +511,7 @@ int zbd_backend_open(const char *path, struct zopts *o, struct zlfs_zdev **out)
 	}
 	g->depth = (uint32_t)qd;
 	g->no_zwl = nozwl != 0;
+	g->rdonly = ro;
 	g->max_io = max_io_bytes(d->fd);
 	if ((ret = zuring_init(&d->ur, 2 * g->depth + 16))) {
 		if (g->kind == ZLFS_DEV_BLOCK)

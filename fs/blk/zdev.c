@@ -6,6 +6,10 @@
  *   mem:OPTS            memory-backed emulated device
  *   PATH[?OPTS]         block device (zoned or not) or emulated image
  * OPTS is key=val[,key=val...].
+ *
+ * Read-only opens (ZLFS_ZDEV_RDONLY): the backends open O_RDONLY; every
+ * call that would change the device is refused here with -EROFS, so a
+ * read-only device writes nothing whatever its caller asks.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -17,6 +21,12 @@
 
 int zlfs_zdev_open(const char *spec, struct zlfs_zdev **out)
 {
+	return zlfs_zdev_open_flags(spec, 0, out);
+}
+
+int zlfs_zdev_open_flags(const char *spec, unsigned int flags, struct zlfs_zdev **out)
+{
+	bool ro = flags & ZLFS_ZDEV_RDONLY;
 	struct zopts o;
 	struct zlfs_zdev *dev = NULL;
 	char *path = NULL;
@@ -24,6 +34,10 @@ int zlfs_zdev_open(const char *spec, struct zlfs_zdev **out)
 	int ret;
 
 	zdev_set_errmsg("%s", "");
+	if (flags & ~ZLFS_ZDEV_RDONLY) {
+		zdev_set_errmsg("unknown open flags 0x%x", flags);
+		return -EINVAL;
+	}
 	if (!spec || !*spec) {
 		zdev_set_errmsg("empty device spec");
 		return -EINVAL;
@@ -50,9 +64,9 @@ int zlfs_zdev_open(const char *spec, struct zlfs_zdev **out)
 			ret = -errno;
 			zdev_set_errmsg("%s: %s", path, strerror(errno));
 		} else if (S_ISBLK(st.st_mode)) {
-			ret = zbd_backend_open(path, &o, &dev);
+			ret = zbd_backend_open(path, &o, ro, &dev);
 		} else if (S_ISREG(st.st_mode)) {
-			ret = zemu_open_image(path, &o, &dev);
+			ret = zemu_open_image(path, &o, ro, &dev);
 		} else {
 			ret = -ENODEV;
 			zdev_set_errmsg("%s: neither a block device nor an image file", path);
@@ -62,6 +76,7 @@ int zlfs_zdev_open(const char *spec, struct zlfs_zdev **out)
 	free(path);
 	if (ret)
 		return ret;
+	dev->geom.rdonly = ro;      /* mem: has nothing to open read-only, but refuses writes */
 	dev->spec = strdup(spec);
 	if (!dev->spec) {
 		dev->ops->close(dev);
@@ -98,6 +113,9 @@ int zlfs_zdev_submit(struct zlfs_zdev *dev, struct zlfs_cmd *cmd)
 	cmd->result = 0;
 	if (cmd->op > ZLFS_OP_FLUSH)
 		return -EINVAL;
+	/* read-only: refused here, whatever the backend would make of it */
+	if (g->rdonly && (cmd->op == ZLFS_OP_WRITE || cmd->op == ZLFS_OP_APPEND))
+		return -EROFS;
 	if (cmd->op != ZLFS_OP_FLUSH) {
 		if (cmd->len == 0 || cmd->off % g->lbs || cmd->len % g->lbs ||
 		    cmd->off >= g->size || cmd->len > g->size - cmd->off)
@@ -190,6 +208,8 @@ int zlfs_zdev_zone_mgmt(struct zlfs_zdev *dev, enum zlfs_zone_mgmt op, uint32_t 
 		return -EINVAL;
 	if (zone != ZLFS_ZONE_ALL && zone >= dev->geom.nr_zones)
 		return -EINVAL;
+	if (dev->geom.rdonly)
+		return -EROFS;     /* even open and close: a device keeps their state */
 	return dev->ops->mgmt(dev, op, zone);
 }
 
@@ -206,6 +226,8 @@ int zlfs_zdev_discard(struct zlfs_zdev *dev, uint64_t off, uint64_t len)
 	/* conventional zones come first (nr_conv of them) */
 	if (g->zoned && off + len > (uint64_t)g->nr_conv * g->zone_size)
 		return -EINVAL;
+	if (g->rdonly)
+		return -EROFS;
 	if (!dev->ops->discard)
 		return -EOPNOTSUPP;
 	return dev->ops->discard(dev, off, len);
@@ -229,22 +251,30 @@ int zlfs_zdev_set_zone_cond(struct zlfs_zdev *dev, uint32_t zone, enum zlfs_zone
 {
 	if (zone >= dev->geom.nr_zones || (cond != ZLFS_ZC_RDONLY && cond != ZLFS_ZC_OFFLINE))
 		return -EINVAL;
+	if (dev->geom.rdonly)
+		return -EROFS;     /* an image would persist the condition */
 	return dev->ops->set_cond ? dev->ops->set_cond(dev, zone, cond) : -EOPNOTSUPP;
 }
 
 int zlfs_zdev_powercut_arm(struct zlfs_zdev *dev, uint64_t after_writes, uint64_t seed)
 {
+	if (dev->geom.rdonly)
+		return -EROFS;     /* a cut rewrites zones and their state */
 	return dev->ops->powercut_arm ? dev->ops->powercut_arm(dev, after_writes, seed)
 				      : -EOPNOTSUPP;
 }
 
 int zlfs_zdev_powercut(struct zlfs_zdev *dev)
 {
+	if (dev->geom.rdonly)
+		return -EROFS;
 	return dev->ops->powercut ? dev->ops->powercut(dev) : -EOPNOTSUPP;
 }
 
 int zlfs_zdev_revive(struct zlfs_zdev *dev)
 {
+	if (dev->geom.rdonly)
+		return -EROFS;
 	return dev->ops->revive ? dev->ops->revive(dev) : -EOPNOTSUPP;
 }
 

@@ -64,10 +64,10 @@ struct svc_params {
 };
 int svc_params_parse(struct zopts *o, struct svc_params *p);
 
-/* Backends */
+/* Backends; ro: open read-only (ZLFS_ZDEV_RDONLY) and set geom.rdonly */
 int zemu_open_mem(struct zopts *o, struct zlfs_zdev **out);
-int zemu_open_image(const char *path, struct zopts *o, struct zlfs_zdev **out);
-int zbd_backend_open(const char *path, struct zopts *o, struct zlfs_zdev **out);
+int zemu_open_image(const char *path, struct zopts *o, bool ro, struct zlfs_zdev **out);
+int zbd_backend_open(const char *path, struct zopts *o, bool ro, struct zlfs_zdev **out);
 
 void zdev_set_errmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

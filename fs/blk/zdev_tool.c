@@ -12,6 +12,9 @@
  * Usage errors name what was wrong and exit 1, as any failure (util-linux's
  * convention, blkzone's); the device layer's messages name the path, said
  * once.
+ * report and info open the device read-only (ZLFS_ZDEV_RDONLY): they work
+ * on write-protected images and devices and change nothing, IMAGE.zst
+ * included.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -99,9 +102,9 @@ static int __attribute__((format(printf, 1, 2))) bad_usage(const char *fmt, ...)
 	return 1;
 }
 
-static int open_dev(const char *spec, struct zlfs_zdev **dev)
+static int open_dev(const char *spec, unsigned int flags, struct zlfs_zdev **dev)
 {
-	int ret = zlfs_zdev_open(spec, dev);
+	int ret = zlfs_zdev_open_flags(spec, flags, dev);
 	if (ret) {
 		/* the errno only when the message does not say it already */
 		const char *msg = unnamed(spec, zlfs_zdev_errmsg()), *e = strerror(-ret);
@@ -257,7 +260,8 @@ int main(int argc, char **argv)
 			return bad_usage("%s: unexpected argument %s", argv[1], argv[i]);
 		}
 	}
-	if (open_dev(argv[2], &dev))
+	/* info and report only look: read-only, so write-protected images open */
+	if (open_dev(argv[2], strcmp(argv[1], "reset") ? ZLFS_ZDEV_RDONLY : 0, &dev))
 		return 1;
 	if (!strcmp(argv[1], "info")) {
 		print_info(dev);

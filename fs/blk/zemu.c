@@ -561,7 +561,8 @@ static void exec_cmd(void *arg, struct zlfs_cmd *cmd)
 		}
 		if (z->pc_armed)
 			pc_flushed(z);
-		if (z->image) {
+		/* read-only: nothing was written, nothing to make durable */
+		if (z->image && !z->base.geom.rdonly) {
 			io = calloc(1, sizeof(*io));
 			if (!io)
 				ret = -ENOMEM;
@@ -702,7 +703,8 @@ static void zemu_close(struct zlfs_zdev *dev)
 	if (z->have_ur)
 		zuring_fini(&z->ur);
 	if (z->image) {
-		zimg_sync(z);
+		if (!z->base.geom.rdonly)
+			zimg_sync(z);
 		zimg_unmap_state(z);
 		if (z->fd >= 0)
 			close(z->fd);
@@ -883,6 +885,10 @@ static int common_opts(struct zemu *z, struct zopts *o)
 	    (ret = zopts_u64(o, "powercut_seed", &pcseed)))
 		return ret;
 	z->base.geom.no_zwl = v != 0;
+	if (z->base.geom.rdonly && (pc || zopts_get(o, "powercut"))) {
+		zdev_set_errmsg("powercut needs a device opened for writing");
+		return -EINVAL;
+	}
 	if (fr)
 		zemu_fault_arm(&z->base, ZLFS_FAULT_READ, fr, pers);
 	if (fw)
@@ -982,19 +988,39 @@ fail:
 	return ret;
 }
 
-/* Hold the image for this process alone. */
-static int lock_image(int fd, const char *path)
+/*
+ * Hold the image: for this process alone, or read-only shared with other
+ * read-only openers (a read-write opener's exclusive lock keeps them out,
+ * and theirs keep it out).  flock needs no write access to the file.
+ */
+static int lock_image(int fd, const char *path, bool ro)
 {
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+	if (flock(fd, (ro ? LOCK_SH : LOCK_EX) | LOCK_NB) < 0) {
 		int ret = errno == EWOULDBLOCK ? -EBUSY : -errno;
-		zdev_set_errmsg("%s: in use by another process", path);
+		zdev_set_errmsg("%s: in use by another process%s", path,
+				ro ? " that writes to it" : "");
 		return ret;
 	}
 	return 0;
 }
 
+/*
+ * Open the image file.  Read-only: O_NOATIME too where we may (the owner,
+ * or CAP_FOWNER), so that looking at an image does not even change its
+ * access time; without that right, plainly.
+ */
+static int open_image_file(const char *path, bool ro)
+{
+	if (!ro)
+		return open(path, O_RDWR | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NOATIME | O_CLOEXEC);
+	if (fd < 0 && errno == EPERM)
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd;
+}
+
 /* A regular file with no zone state: a device without zones. */
-static int open_plain_file(const char *path, struct zopts *o, struct svc_params *sp,
+static int open_plain_file(const char *path, struct zopts *o, struct svc_params *sp, bool ro,
 			   struct zlfs_zdev **out)
 {
 	uint64_t zs = 2ull << 20, lbs = 4096;
@@ -1004,13 +1030,13 @@ static int open_plain_file(const char *path, struct zopts *o, struct svc_params 
 
 	if ((ret = zopts_size(o, "zone_size", &zs)) || (ret = zopts_u64(o, "lbs", &lbs)))
 		return ret;
-	fd = open(path, O_RDWR | O_CLOEXEC);
+	fd = open_image_file(path, ro);
 	if (fd < 0) {
 		ret = -errno;
 		zdev_set_errmsg("%s: %s", path, strerror(errno));
 		return ret;
 	}
-	if ((ret = lock_image(fd, path)) || fstat(fd, &st) < 0) {
+	if ((ret = lock_image(fd, path, ro)) || fstat(fd, &st) < 0) {
 		close(fd);
 		return ret ? ret : -errno;
 	}
@@ -1027,6 +1053,7 @@ static int open_plain_file(const char *path, struct zopts *o, struct svc_params 
 	z->image = true;
 	z->fd = fd;
 	z->base.geom.kind = ZLFS_DEV_IMAGE;
+	z->base.geom.rdonly = ro;
 	z->base.geom.depth = sp->enabled ? sp->queues * sp->qd : sp->qd;
 	z->path = strdup(path);
 	if (!z->path || (ret = zuring_init(&z->ur, 2 * z->base.geom.depth + 16))) {
@@ -1045,7 +1072,7 @@ fail:
 	return ret;
 }
 
-int zemu_open_image(const char *path, struct zopts *o, struct zlfs_zdev **out)
+int zemu_open_image(const char *path, struct zopts *o, bool ro, struct zlfs_zdev **out)
 {
 	struct svc_params sp = { .queues = 1, .qd = 64 };
 	struct zst_hdr h;
@@ -1061,7 +1088,7 @@ int zemu_open_image(const char *path, struct zopts *o, struct zlfs_zdev **out)
 	fd = open(stpath, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT) {
 		free(stpath);
-		return open_plain_file(path, o, &sp, out);
+		return open_plain_file(path, o, &sp, ro, out);
 	}
 	if (fd < 0) {
 		ret = -errno;
@@ -1088,15 +1115,16 @@ int zemu_open_image(const char *path, struct zopts *o, struct zlfs_zdev **out)
 	z->image = true;
 	z->wb_on = wb != 0;
 	z->base.geom.kind = ZLFS_DEV_IMAGE;
+	z->base.geom.rdonly = ro;
 	z->base.geom.depth = sp.enabled ? sp.queues * sp.qd : sp.qd;
 	z->path = strdup(path);
-	z->fd = open(path, O_RDWR | O_CLOEXEC);
+	z->fd = open_image_file(path, ro);
 	if (!z->path || z->fd < 0) {
 		ret = z->path ? -errno : -ENOMEM;
 		zdev_set_errmsg("%s: %s", path, strerror(-ret));
 		goto fail;
 	}
-	if ((ret = lock_image(z->fd, path)))
+	if ((ret = lock_image(z->fd, path, ro)))
 		goto fail;
 	struct stat st;
 	if (fstat(z->fd, &st) < 0 || (uint64_t)st.st_size < h.size) {
@@ -1104,7 +1132,7 @@ int zemu_open_image(const char *path, struct zopts *o, struct zlfs_zdev **out)
 		ret = -EINVAL;
 		goto fail;
 	}
-	if ((ret = zimg_map_state(z, path, true)))
+	if ((ret = zimg_map_state(z, path, !ro)))
 		goto fail;
 	zrules_power_cycle(&z->r);
 	if ((ret = zuring_init(&z->ur, 2 * z->base.geom.depth + 16)))

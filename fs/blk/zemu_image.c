@@ -14,6 +14,11 @@
  * A regular file without IMAGE.zst is a device without zones (an image
  * made by mkfs.f2fs, say): every zone conventional, nothing to persist.
  * The image file is locked (flock) while open, so one process owns it.
+ *
+ * Read-only (rdwr false, ZLFS_ZDEV_RDONLY): IMAGE.zst is opened O_RDONLY,
+ * mapped PROT_READ and never resized; nothing here writes to it then (the
+ * callers that would, persist and sync, are reached only by writes, zone
+ * management and flushes, which a read-only device refuses or skips).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -34,7 +39,9 @@ int zimg_map_state(struct zemu *z, const char *path, bool rdwr)
 
 	if (asprintf(&stpath, "%s.zst", path) < 0)
 		return -ENOMEM;
-	z->stfd = open(stpath, (rdwr ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	z->stfd = open(stpath, (rdwr ? O_RDWR : O_RDONLY | O_NOATIME) | O_CLOEXEC);
+	if (z->stfd < 0 && !rdwr && errno == EPERM)     /* O_NOATIME: owner only */
+		z->stfd = open(stpath, O_RDONLY | O_CLOEXEC);
 	if (z->stfd < 0) {
 		ret = -errno;
 		zdev_set_errmsg("%s: %s", stpath, strerror(errno));
@@ -42,11 +49,23 @@ int zimg_map_state(struct zemu *z, const char *path, bool rdwr)
 		return ret;
 	}
 	z->st_len = ZST_HDR_SIZE + (size_t)g->nr_zones * sizeof(struct zst_zone);
-	if (ftruncate(z->stfd, (off_t)z->st_len) < 0) {
+	/*
+	 * Read-write: sized to the zones (a short file grows, zeros).  Read-
+	 * only: never changed, so it must hold them all already - a mapping
+	 * past its end would fault on the first look at a zone.
+	 */
+	struct stat ssb;
+	if (rdwr ? ftruncate(z->stfd, (off_t)z->st_len) < 0 : fstat(z->stfd, &ssb) < 0) {
 		ret = -errno;
 		zdev_set_errmsg("%s: %s", stpath, strerror(errno));
 		free(stpath);
 		return ret;
+	}
+	if (!rdwr && (uint64_t)ssb.st_size < z->st_len) {
+		zdev_set_errmsg("%s: %llu bytes, short of the %zu its %u zones need", stpath,
+				(unsigned long long)ssb.st_size, z->st_len, g->nr_zones);
+		free(stpath);
+		return -EUCLEAN;
 	}
 	free(stpath);
 	z->st = mmap(NULL, z->st_len, PROT_READ | (rdwr ? PROT_WRITE : 0), MAP_SHARED, z->stfd, 0);

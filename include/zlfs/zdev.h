@@ -94,6 +94,7 @@ struct zlfs_zdev_geom {
 	uint8_t  kind;        /* enum zlfs_dev_kind */
 	bool     zoned;       /* has sequential zones */
 	bool     no_zwl;      /* device flag "no zone write lock" */
+	bool     rdonly;      /* opened with ZLFS_ZDEV_RDONLY: every write is -EROFS */
 };
 
 enum zlfs_zdev_op {
@@ -139,6 +140,20 @@ struct zlfs_cmd {
 
 /* Open a device by spec.  On success *out is set and 0 returned. */
 int zlfs_zdev_open(const char *spec, struct zlfs_zdev **out);
+/*
+ * ZLFS_ZDEV_RDONLY: open for reading only, so that a write-protected
+ * device or image (mode 0444, chattr +i, losetup -r, BLKROSET) can be
+ * looked at, and nothing is ever written: the device or image is opened
+ * O_RDONLY, an image's zone state (IMAGE.zst) is mapped read-only and not
+ * resized, a flush syncs nothing, and writes, appends, zone management,
+ * discards and the other changing calls fail with -EROFS before they reach
+ * the backend.  An image is locked shared (flock LOCK_SH) instead of
+ * exclusive: read-only openers may share it, a read-write opener excludes
+ * them all and is excluded by any (-EBUSY either way).  A block device is
+ * still opened O_EXCL.
+ */
+#define ZLFS_ZDEV_RDONLY 1u
+int zlfs_zdev_open_flags(const char *spec, unsigned int flags, struct zlfs_zdev **out);
 void zlfs_zdev_close(struct zlfs_zdev *dev);
 /*
  * Open up to 8 devices as one, end to end in the order given (F2FS's
@@ -148,6 +163,9 @@ void zlfs_zdev_close(struct zlfs_zdev *dev);
  * may not span two members (-ZLFS_EBOUNDARY).  n = 1 is zlfs_zdev_open.
  */
 int zlfs_zdev_open_multi(const char *const *specs, int n, struct zlfs_zdev **out);
+/* The same with open flags (ZLFS_ZDEV_RDONLY), given to every member. */
+int zlfs_zdev_open_multi_flags(const char *const *specs, int n, unsigned int flags,
+			       struct zlfs_zdev **out);
 struct zlfs_zdev_member {
 	struct zlfs_zdev *dev;
 	uint64_t start, size;   /* bytes, in the combined device */
