@@ -591,7 +591,6 @@ static int do_create(struct zlfs_sb *sbi, fuse_req_t req, fuse_ino_t parent, con
 
 static void zl_init(void *userdata, struct fuse_conn_info *conn)
 {
-	(void)userdata;
 	count_op(ZR_INIT);
 	if (sess.want_wb && (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
@@ -599,6 +598,9 @@ static void zl_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
 	/* read by every request after this one, which the kernel sends only after INIT's reply */
 	sess.wb = (conn->want & FUSE_CAP_WRITEBACK_CACHE) != 0;
+	/* every write(2) reaches us and gets its ENOSPC: no gate, nothing kept aside */
+	if (!sess.wb && userdata && *(struct zlfs_sb **)userdata)
+		zlfs_space_set_reserve(*(struct zlfs_sb **)userdata, 0);
 	if (conn->capable & FUSE_CAP_READDIRPLUS)
 		conn->want |= FUSE_CAP_READDIRPLUS;
 	/*

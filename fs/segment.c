@@ -450,6 +450,7 @@ void zlfs_space_publish(struct zlfs_sb *sbi)
  * (and hold the mount meanwhile, failing an umount with EBUSY).  The
  * figures are those of the last release of the exclusive lock;
  * user_block_count and max_nid do not change while mounted.
+ * f_bavail leaves out the writeback gate's reserve.
  */
 void zlfs_statfs(struct zlfs_sb *sbi, struct statvfs *st)
 {
@@ -467,7 +468,13 @@ void zlfs_statfs(struct zlfs_sb *sbi, struct statvfs *st)
 	 * as free: a write that needs them runs GC and the checkpoint first.
 	 */
 	st->f_bfree = bfree;
-	st->f_bavail = bfree;
+	/*
+	 * Under the writeback gate a buffered write gets ENOSPC once less
+	 * than the reserve is free (fuse_ops.c): what is available to the
+	 * user is what lies above it, as ext4 shows its root reserve.
+	 */
+	uint64_t reserve = __atomic_load_n(&sbi->wb_reserve, __ATOMIC_RELAXED);
+	st->f_bavail = bfree > reserve ? bfree - reserve : 0;
 	st->f_files = usable_nids;
 	st->f_ffree = usable_nids > nodes ? usable_nids - nodes : 0;
 	if (st->f_ffree > st->f_bfree)
