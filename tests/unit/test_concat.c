@@ -3,7 +3,10 @@
  * routing of reads, writes, appends, flushes and zone management to the
  * right member at the right offset, the refusals (a command spanning two
  * members, conventional zones after sequential ones, unlike zones), and
- * that a member without zones takes the zoned member's zone size.
+ * that a member without zones takes the zoned member's zone size.  Read-
+ * only (ZLFS_ZDEV_RDONLY): every member is opened so (the members say it,
+ * a read-write open of each is kept out), the whole refuses writes and
+ * zone management, reads what was written, and changes no member's bytes.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -176,6 +179,66 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+/* A file's bytes, FNV-1a: enough to see that nothing was written. */
+static uint64_t file_hash(const char *path)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	uint8_t buf[65536];
+	ssize_t n;
+	int fd = open(path, O_RDONLY);
+
+	ck_assert_int_ge(fd, 0);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		for (ssize_t i = 0; i < n; i++)
+			h = (h ^ buf[i]) * 0x100000001b3ull;
+	close(fd);
+	return h;
+}
+
+START_TEST(test_rdonly)
+{
+	char *meta = plain_file("r-meta", 16 * MIB);
+	char *zns = zns_image("r-zns", 32 * MIB, 4 * MIB, 4 * MIB);
+	char zst[600];
+	const char *specs[] = { meta, zns };
+	struct zlfs_zdev *dev, *one;
+	struct zlfs_zdev_member m[4];
+	uint8_t w[B], r[B];
+	uint64_t pos;
+
+	snprintf(zst, sizeof(zst), "%s.zst", zns);
+	ck_assert_int_eq(zlfs_zdev_open_multi(specs, 2, &dev), 0);
+	memset(w, 0x5a, sizeof(w));
+	ck_assert_int_eq(zlfs_zdev_write(dev, w, B, 4 * MIB), 0);           /* meta */
+	ck_assert_int_eq(zlfs_zdev_append(dev, w, B, 16 * MIB + 4 * MIB, &pos), 0);
+	ck_assert_int_eq(zlfs_zdev_flush(dev), 0);
+	zlfs_zdev_close(dev);
+	uint64_t hm = file_hash(meta), hz = file_hash(zns), hs = file_hash(zst);
+
+	ck_assert_int_eq(zlfs_zdev_open_multi_flags(specs, 2, ZLFS_ZDEV_RDONLY, &dev), 0);
+	ck_assert(zlfs_zdev_geom(dev)->rdonly);
+	ck_assert_int_eq(zlfs_zdev_members(dev, m, 4), 2);
+	ck_assert(zlfs_zdev_geom(m[0].dev)->rdonly && zlfs_zdev_geom(m[1].dev)->rdonly);
+	ck_assert_int_eq(zlfs_zdev_read(dev, r, B, 4 * MIB), 0);
+	ck_assert_mem_eq(r, w, B);
+	ck_assert_int_eq(zlfs_zdev_read(dev, r, B, pos), 0);
+	ck_assert_mem_eq(r, w, B);
+	ck_assert_int_eq(zlfs_zdev_write(dev, w, B, 0), -EROFS);
+	ck_assert_int_eq(zlfs_zdev_append(dev, w, B, 16 * MIB, &pos), -EROFS);
+	ck_assert_int_eq(zlfs_zdev_zone_mgmt(dev, ZLFS_ZM_RESET, ZLFS_ZONE_ALL), -EROFS);
+	ck_assert_int_eq(zlfs_zdev_flush(dev), 0);
+	/* each member is held shared: a writer is kept out of both */
+	ck_assert_int_eq(zlfs_zdev_open(meta, &one), -EBUSY);
+	ck_assert_int_eq(zlfs_zdev_open(zns, &one), -EBUSY);
+	zlfs_zdev_close(dev);
+	ck_assert_uint_eq(file_hash(meta), hm);
+	ck_assert_uint_eq(file_hash(zns), hz);
+	ck_assert_uint_eq(file_hash(zst), hs);
+	free(meta);
+	free(zns);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("concat");
@@ -184,6 +247,7 @@ int main(void)
 	tcase_add_test(tc, test_geometry);
 	tcase_add_test(tc, test_io_routing);
 	tcase_add_test(tc, test_refusals);
+	tcase_add_test(tc, test_rdonly);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -28,7 +28,14 @@
  *     at most what was written and at least what a completed flush
  *     covered, every block below it is intact, zeros above;
  *   - power-cut mode on an image: flushed data survives, each zone's wp
- *     lands in [flushed, written], zeros above it (also in the raw file).
+ *     lands in [flushed, written], zeros above it (also in the raw file);
+ *   - read-only opens (ZLFS_ZDEV_RDONLY): both files opened O_RDONLY (their
+ *     fdinfo says so), data, write pointers and conditions as written,
+ *     every changing call -EROFS, a flush 0, and neither file's bytes nor
+ *     mtime changed after close, for zoned, thick and plain images;
+ *     an immutable image (chattr +i) opens read-only and only so; read-only
+ *     openers share an image, a read-write one excludes them and is
+ *     excluded; a short IMAGE.zst is refused, not grown; mem: refuses too.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -38,6 +45,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -510,6 +520,285 @@ START_TEST(test_plain_file)
 	ck_assert_int_eq(try_open(path), -EINVAL);
 	free(d);
 	free(path);
+}
+END_TEST
+
+/* ---- read-only opens --------------------------------------------------------------- */
+
+static struct zlfs_zdev *open_ro(const char *spec)
+{
+	struct zlfs_zdev *dev = NULL;
+	int ret = zlfs_zdev_open_flags(spec, ZLFS_ZDEV_RDONLY, &dev);
+
+	ck_assert_msg(ret == 0, "open %s read-only: %d %s", spec, ret, zlfs_zdev_errmsg());
+	ck_assert(zlfs_zdev_geom(dev)->rdonly);
+	return dev;
+}
+
+/* A file's bytes (FNV-1a) and its mtime: what "wrote nothing" is checked by. */
+struct fsum {
+	uint64_t h;
+	struct timespec mtime;
+	off_t size;
+};
+
+static struct fsum file_sum(const char *path)
+{
+	struct fsum f = { .h = 0xcbf29ce484222325ull };
+	struct stat st;
+	size_t n = 1 << 20;
+	uint8_t *buf = malloc(n);
+	int fd = open(path, O_RDONLY);
+	ssize_t got;
+
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	while ((got = read(fd, buf, n)) > 0)
+		for (ssize_t i = 0; i < got; i++)
+			f.h = (f.h ^ buf[i]) * 0x100000001b3ull;
+	ck_assert_int_eq(got, 0);
+	close(fd);
+	free(buf);
+	f.mtime = st.st_mtim;
+	f.size = st.st_size;
+	return f;
+}
+
+static void same_sum(const char *path, struct fsum a)
+{
+	struct fsum b = file_sum(path);
+
+	ck_assert_msg(a.h == b.h && a.size == b.size, "%s: its bytes changed", path);
+	ck_assert_msg(a.mtime.tv_sec == b.mtime.tv_sec && a.mtime.tv_nsec == b.mtime.tv_nsec,
+		      "%s: its mtime changed", path);
+}
+
+/* How many of this process's descriptors name path, and how many of them are O_RDONLY. */
+static void fd_modes(const char *path, int *total, int *rdonly)
+{
+	char real[PATH_MAX], link[PATH_MAX], p[300];
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	ck_assert_ptr_nonnull(realpath(path, real));
+	ck_assert_ptr_nonnull(d);
+	*total = *rdonly = 0;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "/proc/self/fd/%s", e->d_name);
+		ssize_t n = readlink(p, link, sizeof(link) - 1);
+		if (n < 0)
+			continue;
+		link[n] = 0;
+		if (strcmp(link, real))
+			continue;
+		snprintf(p, sizeof(p), "/proc/self/fdinfo/%s", e->d_name);
+		FILE *f = fopen(p, "r");
+		char line[200];
+		unsigned int flags = ~0u;
+		while (f && fgets(line, sizeof(line), f))
+			if (sscanf(line, "flags: %o", &flags) == 1)
+				break;
+		if (f)
+			fclose(f);
+		(*total)++;
+		*rdonly += (flags & O_ACCMODE) == O_RDONLY;
+	}
+	closedir(d);
+}
+
+/* Every call that changes a device fails with -EROFS; a flush has nothing to do. */
+static void refuses_writes(struct zlfs_zdev *dev, uint32_t seq_zone)
+{
+	uint8_t *d = pattern(BLK, 5);
+	uint64_t pos = 0;
+
+	ck_assert_int_eq(zlfs_zdev_write(dev, d, BLK, 0), -EROFS);
+	if (zlfs_zdev_geom(dev)->zoned) {
+		ck_assert_int_eq(zlfs_zdev_write(dev, d, BLK, zrep(dev, seq_zone).wp), -EROFS);
+		ck_assert_int_eq(zlfs_zdev_append(dev, d, BLK, zstart(dev, seq_zone), &pos), -EROFS);
+		for (int op = ZLFS_ZM_RESET; op <= ZLFS_ZM_FINISH; op++)
+			ck_assert_int_eq(zlfs_zdev_zone_mgmt(dev, op, seq_zone), -EROFS);
+		ck_assert_int_eq(zlfs_zdev_zone_mgmt(dev, ZLFS_ZM_RESET, ZLFS_ZONE_ALL), -EROFS);
+		ck_assert_int_eq(zlfs_zdev_set_zone_cond(dev, seq_zone, ZLFS_ZC_OFFLINE), -EROFS);
+	}
+	ck_assert_int_eq(zlfs_zdev_discard(dev, 0, BLK), -EROFS);
+	ck_assert_int_eq(zlfs_zdev_powercut_arm(dev, 0, 1), -EROFS);
+	ck_assert_int_eq(zlfs_zdev_powercut(dev), -EROFS);
+	ck_assert_int_eq(zlfs_zdev_flush(dev), 0);
+	free(d);
+}
+
+START_TEST(test_rdonly_open)
+{
+	struct zlfs_image_params p = std_params;
+	p.thick = _i == 1;
+	char *path = new_image(_i ? "ro-thick" : "ro", &p);
+	char zst[600];
+	snprintf(zst, sizeof(zst), "%s.zst", path);
+	struct zlfs_zdev *dev = open_dev(path);
+	write_stamped(dev, 0, 8);                     /* conventional */
+	write_stamped(dev, zstart(dev, 3), 16);       /* closed at 16 blocks */
+	write_stamped(dev, zstart(dev, 5), 4);
+	ck_assert_int_eq(zlfs_zdev_zone_mgmt(dev, ZLFS_ZM_FINISH, 5), 0);
+	ck_assert_int_eq(zlfs_zdev_set_zone_cond(dev, 7, ZLFS_ZC_RDONLY), 0);
+	ck_assert_int_eq(zlfs_zdev_flush(dev), 0);
+	zlfs_zdev_close(dev);
+	struct fsum si = file_sum(path), sz = file_sum(zst);
+
+	dev = open_ro(path);
+	int total, ro;
+	fd_modes(path, &total, &ro);
+	ck_assert_int_ge(total, 1);
+	ck_assert_int_eq(ro, total);
+	fd_modes(zst, &total, &ro);
+	ck_assert_int_eq(ro, total);
+	check_stamped(dev, 0, 8 * BLK);
+	check_stamped(dev, zstart(dev, 3), 16 * BLK);
+	check_zero_dev(dev, zstart(dev, 3) + 16 * BLK, 16 * BLK);
+	ck_assert_uint_eq(zrep(dev, 3).wp, zstart(dev, 3) + 16 * BLK);
+	ck_assert_uint_eq(zrep(dev, 3).cond, ZLFS_ZC_CLOSED);
+	ck_assert_uint_eq(zrep(dev, 5).cond, ZLFS_ZC_FULL);
+	ck_assert_uint_eq(zrep(dev, 7).cond, ZLFS_ZC_RDONLY);
+	ck_assert_uint_eq(zrep(dev, 9).cond, ZLFS_ZC_EMPTY);
+	refuses_writes(dev, 9);
+	/* read-only openers share it; a read-write one is kept out */
+	struct zlfs_zdev *dev2 = open_ro(path), *dev3 = NULL;
+	check_stamped(dev2, zstart(dev2, 3), 16 * BLK);
+	ck_assert_int_eq(zlfs_zdev_open(path, &dev3), -EBUSY);
+	zlfs_zdev_close(dev2);
+	zlfs_zdev_close(dev);
+	same_sum(path, si);
+	same_sum(zst, sz);
+	/* and a read-write owner keeps read-only openers out */
+	dev = open_dev(path);
+	ck_assert_int_eq(zlfs_zdev_open_flags(path, ZLFS_ZDEV_RDONLY, &dev2), -EBUSY);
+	zlfs_zdev_close(dev);
+	/* a service model and options work read-only too */
+	char spec[700];
+	snprintf(spec, sizeof(spec), "%s?qd=4,lat_us=5", path);
+	dev = open_ro(spec);
+	check_stamped(dev, zstart(dev, 3), 16 * BLK);
+	refuses_writes(dev, 9);
+	zlfs_zdev_close(dev);
+	si = file_sum(path);
+	sz = file_sum(zst);
+	/* power-cut mode from the spec is refused: a cut rewrites zones */
+	snprintf(spec, sizeof(spec), "%s?powercut=1", path);
+	ck_assert_int_eq(zlfs_zdev_open_flags(spec, ZLFS_ZDEV_RDONLY, &dev), -EINVAL);
+	/* unknown flags */
+	ck_assert_int_eq(zlfs_zdev_open_flags(path, 2, &dev), -EINVAL);
+	same_sum(path, si);
+	same_sum(zst, sz);
+	free(path);
+}
+END_TEST
+
+/* A regular file without zone state, read-only. */
+START_TEST(test_rdonly_plain)
+{
+	char *path = tu_path("ro-plain");
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 16 * MB), 0);
+	close(fd);
+	struct zlfs_zdev *dev = open_dev(path);
+	write_stamped(dev, 3 * MB, 16);
+	zlfs_zdev_close(dev);
+	struct fsum s0 = file_sum(path);
+	dev = open_ro(path);
+	int total, ro;
+	fd_modes(path, &total, &ro);
+	ck_assert_int_ge(total, 1);
+	ck_assert_int_eq(ro, total);
+	check_stamped(dev, 3 * MB, 16 * BLK);
+	refuses_writes(dev, 0);
+	zlfs_zdev_close(dev);
+	same_sum(path, s0);
+	free(path);
+}
+END_TEST
+
+/*
+ * Write-protected images: an immutable one (chattr +i; root may set it)
+ * opens read-only and not read-write; a zone state shorter than its zones
+ * is refused read-only (a read-write open would grow it).
+ */
+START_TEST(test_rdonly_protected)
+{
+	char *path = new_image("ro-prot", &std_params);
+	char zst[600];
+	snprintf(zst, sizeof(zst), "%s.zst", path);
+	struct zlfs_zdev *dev = open_dev(path);
+	write_stamped(dev, zstart(dev, 4), 8);
+	zlfs_zdev_close(dev);
+
+	int ifd = open(path, O_RDONLY), zfd = open(zst, O_RDONLY), flags = 0;
+	ck_assert_int_ge(ifd, 0);
+	ck_assert_int_ge(zfd, 0);
+	bool immutable = ioctl(ifd, FS_IOC_GETFLAGS, &flags) == 0 &&
+			 (flags |= FS_IMMUTABLE_FL, ioctl(ifd, FS_IOC_SETFLAGS, &flags) == 0);
+	if (immutable) {
+		/* results kept, asserted after the flag is off: a failure must not
+		 * leave a file the test directory's removal cannot delete */
+		int rw = zlfs_zdev_open(path, &dev), rd, wrote;
+		if (!rw)
+			zlfs_zdev_close(dev);
+		rd = zlfs_zdev_open_flags(path, ZLFS_ZDEV_RDONLY, &dev);
+		bool intact = false;
+		wrote = 0;
+		if (!rd) {
+			uint8_t *b = malloc(8 * BLK);
+			if (b && !zlfs_zdev_read(dev, b, 8 * BLK, zstart(dev, 4))) {
+				intact = true;
+				for (uint32_t k = 0; k < 8; k++)
+					intact = intact && stamped(b + k * BLK, zstart(dev, 4) / BLK + k,
+								   lba_seq(zstart(dev, 4) / BLK + k));
+			}
+			if (b)
+				wrote = zlfs_zdev_write(dev, b, BLK, 0);
+			free(b);
+			zlfs_zdev_close(dev);
+		}
+		flags &= ~FS_IMMUTABLE_FL;
+		ck_assert_int_eq(ioctl(ifd, FS_IOC_SETFLAGS, &flags), 0);
+		ck_assert_msg(rw == -EPERM || rw == -EACCES, "read-write open of an immutable "
+			      "image: %d", rw);
+		ck_assert_msg(rd == 0, "read-only open of an immutable image: %d", rd);
+		ck_assert(intact);
+		ck_assert_int_eq(wrote, -EROFS);
+	} else {
+		fprintf(stderr, "test_rdonly_protected: no chattr +i here (%s): that part left out\n",
+			strerror(errno));
+	}
+	close(ifd);
+	close(zfd);
+
+	/* a short zone state: refused read-only, and left as it was */
+	struct stat st;
+	ck_assert_int_eq(stat(zst, &st), 0);
+	ck_assert_int_eq(truncate(zst, st.st_size - 16), 0);
+	ck_assert_int_eq(zlfs_zdev_open_flags(path, ZLFS_ZDEV_RDONLY, &dev), -EUCLEAN);
+	ck_assert_ptr_nonnull(strstr(zlfs_zdev_errmsg(), "short"));
+	ck_assert_int_eq(stat(zst, &st), 0);
+	ck_assert_int_eq(st.st_size, ZST_HDR_SIZE + 16 * sizeof(struct zst_zone) - 16);
+	free(path);
+}
+END_TEST
+
+/* mem: has no file to open read-only, but refuses writes all the same. */
+START_TEST(test_rdonly_mem)
+{
+	struct zlfs_zdev *dev = open_ro("mem:size=64M,zone_size=4M,conv_zones=2");
+	uint8_t *b = rd(dev, zstart(dev, 4), BLK);
+
+	ck_assert(all_zero(b, BLK));
+	free(b);
+	refuses_writes(dev, 4);
+	zlfs_zdev_close(dev);
 }
 END_TEST
 
@@ -1463,6 +1752,10 @@ int main(void)
 	tcase_add_test(tc, test_thick_keeps_blocks);
 	tcase_add_test(tc, test_writebehind);
 	tcase_add_test(tc, test_second_open_busy);
+	tcase_add_loop_test(tc, test_rdonly_open, 0, 2);
+	tcase_add_test(tc, test_rdonly_plain);
+	tcase_add_test(tc, test_rdonly_protected);
+	tcase_add_test(tc, test_rdonly_mem);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("io");
