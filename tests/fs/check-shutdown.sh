@@ -18,7 +18,7 @@
 #   3. only root or the mount's owner may shut it down: another user gets
 #      EPERM and the volume goes on;
 #   4. fstrim: the space a deleted file held is trimmed (fstrim -v reports
-#      more than the file and no more than df shows free), fstrim -o past
+#      more than the file and no more than statfs counts free), fstrim -o past
 #      the end and -l under a block are refused, and the volume is sound.
 #
 # Prints "check-shutdown: NAME ok|FAIL ..." per check, then
@@ -189,7 +189,8 @@ mnt
 dd if=/dev/urandom of="$M/big" bs=1M count=200 status=none && sync "$M/big" && rm "$M/big"
 out=$(fstrim -v "$M" 2>&1)
 bytes=$(echo "$out" | sed -n 's/.*(\([0-9]*\) bytes) trimmed.*/\1/p')
-free=$(( $(df -k --output=avail "$M" | tail -1) * 1024 ))
+# statfs's free blocks (f_bfree: df's Avail leaves out the writeback reserve)
+free=$(( $(stat -f -c '%f * %S' "$M") ))
 if [ -z "$bytes" ]; then
 	fail "fstrim" "($out)"
 elif [ "$bytes" -lt $((200 << 20)) ] || [ "$bytes" -gt "$free" ]; then
