@@ -83,9 +83,13 @@ python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.note", b"kept")' "$RE
 # populate MNT: the tree written through a read-write mount
 populate() { cp -a "$REF/." "$1/" && sync; }
 
-# verify NAME MNT: the whole tree is there and readable, writes get EROFS
+# verify NAME MNT DEVFILE...: the whole tree is there and readable, writes
+# get EROFS, and the daemon holds each DEVFILE (image, IMAGE.zst, device)
+# only on read-only descriptors (a read-only loop device opens read-write
+# too: there the descriptors are what tells)
 verify() {
 	local name=$1 m=$2 out
+	shift 2
 	if ! ls -lR "$m" >/dev/null; then
 		fail "$name" "(ls -lR of the ro mount failed)"
 		return 1
@@ -99,10 +103,27 @@ verify() {
 		fail "$name" "(cat through the symlink differs)"
 		return 1
 	fi
-	out=$(python3 - "$m" <<'EOF'
+	out=$(python3 - "$m" "$@" <<'EOF'
 import errno, os, sys
 m = sys.argv[1]
 bad = []
+pid = os.getxattr(m + "/.zlfs", "user.zlfs.pid").decode()
+want = {os.path.realpath(p) for p in sys.argv[2:]}
+seen = set()
+for fd in os.listdir("/proc/%s/fd" % pid):
+    try:
+        path = os.readlink("/proc/%s/fd/%s" % (pid, fd))
+        if path not in want:
+            continue
+        with open("/proc/%s/fdinfo/%s" % (pid, fd)) as f:
+            flags = int([l for l in f if l.startswith("flags:")][0].split()[1], 8)
+    except (OSError, IndexError):
+        continue
+    seen.add(path)
+    if flags & os.O_ACCMODE != os.O_RDONLY:
+        bad.append("the daemon holds %s open for writing" % path)
+if seen != want:
+    bad.append("the daemon does not hold %s" % " ".join(sorted(want - seen)))
 if os.getxattr(m + "/a", "user.note") != b"kept":
     bad.append("xattr")
 def expect_erofs(what, f):
@@ -204,7 +225,7 @@ if ! out=$("${AS_USER[@]}" "$ZLFS" "$IMG" "/dev/fd/$FD" -o ro 2>&1); then
 else
 	exec {FD}>&-
 	ok=1
-	verify "0444 image, its owner" "$M" || ok=
+	verify "0444 image, its owner" "$M" "$IMG" "$IMG.zst" || ok=
 	"$UMOUNT" "$M" || die "a: zlfs-umount"
 	mid=$(sums "$IMG" "$IMG.zst")
 	lookers "0444 image, its owner" "${AS_USER[@]}" "$IMG" || ok=
@@ -231,7 +252,7 @@ elif ! out=$("$ZLFS" "$IMG" "$M" -o ro 2>&1); then
 	fail "immutable image, root" "(the ro mount failed: $out)"
 else
 	ok=1
-	verify "immutable image, root" "$M" || ok=
+	verify "immutable image, root" "$M" "$IMG" "$IMG.zst" || ok=
 	"$UMOUNT" "$M" || die "b: zlfs-umount"
 	# immutable: the kernel itself keeps every byte; a. and d. compare the sums
 	lookers "immutable image, root" "$IMG" || ok=
@@ -268,7 +289,7 @@ else
 		fail "read-only loop device" "(the ro mount failed: $out)"
 	else
 		ok=1
-		verify "read-only loop device" "$M" || ok=
+		verify "read-only loop device" "$M" "$LOOP" || ok=
 		umount "$M" || die "c: umount"
 		lookers "read-only loop device" "$LOOP?zone_size=8M" || ok=
 		losetup -d "$LOOP"
@@ -309,7 +330,7 @@ else
 		ok=
 	fi
 	# the checkpointed tree is all there; the fsynced file is not (yet)
-	verify "$name" "$M" || ok=
+	verify "$name" "$M" "$IMG" "$IMG.zst" || ok=
 	if [ -e "$M/fsynced" ]; then
 		fail "$name" "(the fsynced file shows: rolled forward on a ro mount?)"
 		ok=
