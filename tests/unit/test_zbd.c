@@ -9,11 +9,19 @@
  * Without $ZLFS_TEST_DEV the test builds a loop device over a scratch file
  * (root needed) and checks the plain backend: all zones conventional.
  * The sequential zones used are reset; the device's data is destroyed.
+ * Both kinds: a read-only open (ZLFS_ZDEV_RDONLY) holds the device on an
+ * O_RDONLY descriptor, reads what was written, refuses every write and
+ * zone operation with -EROFS, flushes nothing, and (loop device) opens
+ * while the device is set read-only (BLKROSET).
  */
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -237,6 +245,107 @@ START_TEST(test_exclusive)
 }
 END_TEST
 
+/* ---- read-only, both kinds ---- */
+
+/* The device's path: spec up to its options. */
+static void dev_path(char *out, size_t len)
+{
+	snprintf(out, len, "%.*s", (int)strcspn(spec, "?"), spec);
+}
+
+/* Does this process hold path, and only on read-only descriptors? */
+static bool held_rdonly(const char *path)
+{
+	char real[PATH_MAX], link[PATH_MAX], p[300];
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int held = 0, rw = 0;
+
+	ck_assert_ptr_nonnull(realpath(path, real));
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d))) {
+		snprintf(p, sizeof(p), "/proc/self/fd/%s", e->d_name);
+		ssize_t n = readlink(p, link, sizeof(link) - 1);
+		if (e->d_name[0] == '.' || n < 0)
+			continue;
+		link[n] = 0;
+		if (strcmp(link, real))
+			continue;
+		snprintf(p, sizeof(p), "/proc/self/fdinfo/%s", e->d_name);
+		FILE *f = fopen(p, "r");
+		char line[200];
+		unsigned int flags = O_RDWR;
+		while (f && fgets(line, sizeof(line), f))
+			if (sscanf(line, "flags: %o", &flags) == 1)
+				break;
+		if (f)
+			fclose(f);
+		held++;
+		rw += (flags & O_ACCMODE) != O_RDONLY;
+	}
+	closedir(d);
+	return held && !rw;
+}
+
+START_TEST(test_rdonly)
+{
+	uint8_t *w = abuf(65536, 11), *r = abuf(65536, 12);
+	uint64_t off = 0, pos;
+	char path[512];
+	struct zlfs_zdev *ro;
+
+	/* something to read back: the first sequential zone's start, or block 0 */
+	if (g->zoned) {
+		off = (uint64_t)g->nr_conv * g->zone_size;
+		ck_assert_int_eq(zlfs_zdev_zone_mgmt(dev, ZLFS_ZM_RESET, g->nr_conv), 0);
+	}
+	ck_assert_int_eq(zlfs_zdev_write(dev, w, 65536, off), 0);
+	ck_assert_int_eq(zlfs_zdev_flush(dev), 0);
+	const struct zlfs_zdev_geom geo = *g;     /* g goes with dev */
+	close_dev();
+	dev_path(path, sizeof(path));
+
+	/* a loop device set read-only: only a read-only open is asked for */
+	int bfd = -1, one = 1, zero = 0;
+	if (loopdev[0]) {
+		bfd = open(path, O_RDONLY);
+		ck_assert_int_ge(bfd, 0);
+		ck_assert_int_eq(ioctl(bfd, BLKROSET, &one), 0);
+	}
+	int ret = zlfs_zdev_open_flags(spec, ZLFS_ZDEV_RDONLY, &ro);
+	if (ret)
+		fprintf(stderr, "open %s read-only: %s\n", spec, zlfs_zdev_errmsg());
+	bool held_ro = !ret && held_rdonly(path);
+	if (bfd >= 0) {
+		/* set back before any assertion can end the test */
+		ck_assert_int_eq(ioctl(bfd, BLKROSET, &zero), 0);
+		close(bfd);
+	}
+	ck_assert_int_eq(ret, 0);
+	ck_assert(held_ro);
+	ck_assert(zlfs_zdev_geom(ro)->rdonly);
+	ck_assert_int_eq(zlfs_zdev_read(ro, r, 65536, off), 0);
+	ck_assert_mem_eq(w, r, 65536);
+	ck_assert_int_eq(zlfs_zdev_write(ro, w, 4096, off + 65536), -EROFS);
+	ck_assert_int_eq(zlfs_zdev_append(ro, w, 4096, off, &pos), -EROFS);
+	ck_assert_int_eq(zlfs_zdev_zone_mgmt(ro, ZLFS_ZM_RESET, ZLFS_ZONE_ALL), -EROFS);
+	ck_assert_int_eq(zlfs_zdev_zone_mgmt(ro, ZLFS_ZM_FINISH, 0), -EROFS);
+	ck_assert_int_eq(zlfs_zdev_discard(ro, 0, 4096), -EROFS);
+	ck_assert_int_eq(zlfs_zdev_flush(ro), 0);
+	if (geo.zoned) {
+		/* the zone is as the writer left it: nothing reset or finished */
+		struct zlfs_zone z;
+		uint32_t nr = 1;
+		ck_assert_int_eq(zlfs_zdev_report(ro, geo.nr_conv, &z, &nr), 0);
+		ck_assert_uint_eq(z.wp, off + 65536);
+	}
+	zlfs_zdev_close(ro);
+	open_dev();     /* for the fixture's close */
+	free(w);
+	free(r);
+}
+END_TEST
+
 /* ---- plain (loop device) ---- */
 
 START_TEST(test_plain)
@@ -328,6 +437,7 @@ int main(void)
 		tcase_add_test(tc, test_plain);
 	}
 	tcase_add_test(tc, test_exclusive);
+	tcase_add_test(tc, test_rdonly);
 	suite_add_tcase(s, tc);
 	int rc = tu_run(s);
 	teardown_loop();
