@@ -1,5 +1,5 @@
 /*
- * test_recovery.c - the NOLOCK mode's recovery queue (fs/blk/disp.c) on
+ * test_disp_recovery.c - the NOLOCK mode's recovery queue (fs/blk/disp.c) on
  * reordering mem: devices.
  *
  * Writes carry ZLFS_BIO_NO_ZWL and are submitted in LBA order per zone by
