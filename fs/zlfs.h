@@ -204,6 +204,7 @@ struct zlfs_opts {
 	uint8_t atime;                   /* enum zlfs_atime: when reads update atime */
 	bool nodiratime;                 /* never for directories */
 	bool info_syslog;                /* notes (zlfs_info) to syslog, not stderr */
+	bool norecovery;                 /* ro,norecovery: the chain left alone without a word */
 };
 #define ZLFS_CACHE_MB_DEFAULT 256
 
