@@ -58,6 +58,9 @@
 #include "fuse_ops.h"
 #include "zlfs.h"
 
+/* Exit statuses as mount(8)'s: bad usage, and a mount that failed. */
+enum { EX_USAGE_ = 1, EX_FAIL_ = 32 };
+
 /* A mountinfo field with its octal escapes (\040 for a space) decoded, in place. */
 static char *mi_unescape(char *f)
 {
@@ -203,6 +206,7 @@ static void set_wb_reserve(const char *mnt, struct zlfs_sb *sbi)
 
 struct cli {
 	const char *device;
+	const char *mnt;           /* as given (fuse_parse_cmdline resolves it) */
 	struct zlfs_opts o;
 	bool no_wb;
 	bool norecovery;
@@ -210,6 +214,26 @@ struct cli {
 	int nonopt;
 	int err;
 };
+
+/* The dispatcher's tunables (zlfs_disp_opts_set), for messages. */
+#define SCHED_NAMES "read_expire, write_expire, writes_starved, fifo_batch, front_merges, " \
+	"prio_aging_expire, async_depth, nr_requests, nomerges, max_req_kb, retry_base"
+
+/*
+ * Options mount(8) keeps for itself or for fstab (mount(8), fstab(5)):
+ * accepted and ignored, as a kernel filesystem never sees them.
+ */
+static bool generic_mount_opt(const char *arg)
+{
+	static const char *const names[] = {
+		"defaults", "auto", "noauto", "user", "nouser", "users", "owner", "group",
+		"_netdev", "nofail",
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(arg, names[i]))
+			return true;
+	return !strncmp(arg, "x-", 2) || !strncmp(arg, "comment=", 8);
+}
 
 static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
 {
@@ -221,12 +245,21 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 			c->device = arg;
 			return 0;      /* not for FUSE */
 		}
+		if (c->nonopt == 2)
+			c->mnt = arg;
 		return 1;          /* the mount point */
 	}
 	if (key == FUSE_OPT_KEY_OPT) {
+		/*
+		 * mount(8)'s own options, which fstab lines carry and mount
+		 * passes on: nothing to do with them here (libfuse would refuse
+		 * them as unknown).
+		 */
+		if (generic_mount_opt(arg))
+			return 0;
 		if (!strncmp(arg, "mode=", 5)) {
 			if (zlfs_disp_opts_set(&c->o.disp, "mode", arg + 5)) {
-				fprintf(stderr, "zlfs: mode must be zwl, nolock or zwp\n");
+				fprintf(stderr, "zlfs: option %s: mode must be zwl, nolock or zwp\n", arg);
 				c->err = 1;
 			}
 			return 0;
@@ -234,33 +267,43 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 		if (!strncmp(arg, "sched_", 6)) {
 			char name[64];
 			const char *eq = strchr(arg, '=');
-			if (!eq || (size_t)(eq - arg - 6) >= sizeof(name)) {
-				fprintf(stderr, "zlfs: bad option %s\n", arg);
-				c->err = 1;
-				return 0;
+			int r = -ENOENT;
+			if (eq && (size_t)(eq - arg - 6) < sizeof(name)) {
+				memcpy(name, arg + 6, (size_t)(eq - arg - 6));
+				name[eq - arg - 6] = '\0';
+				r = strcmp(name, "mode") ? zlfs_disp_opts_set(&c->o.disp, name, eq + 1)
+							 : -ENOENT;
+				/* what zlfs_disp_create would refuse later, unnamed */
+				if (!r && (!strcmp(name, "fifo_batch") || !strcmp(name, "max_req_kb")) &&
+				    !strtoul(eq + 1, NULL, 10))
+					r = -ERANGE;
 			}
-			memcpy(name, arg + 6, (size_t)(eq - arg - 6));
-			name[eq - arg - 6] = '\0';
-			if (zlfs_disp_opts_set(&c->o.disp, name, eq + 1) || !strcmp(name, "mode")) {
-				fprintf(stderr, "zlfs: bad dispatcher setting %s\n", arg);
+			if (r == -ENOENT)
+				fprintf(stderr, "zlfs: option %s: unknown dispatcher setting: sched_NAME=N "
+					"with NAME one of %s\n", arg, SCHED_NAMES);
+			else if (r == -ERANGE)
+				fprintf(stderr, "zlfs: option %s: must be at least 1\n", arg);
+			else if (r)
+				fprintf(stderr, "zlfs: option %s: the value must be a whole number "
+					"(0 .. 4294967295)\n", arg);
+			if (r)
 				c->err = 1;
-			}
 			return 0;
 		}
 		if (!strncmp(arg, "gc=", 3) || !strncmp(arg, "gc_", 3)) {
 			char name[64];
 			const char *eq = strchr(arg, '=');
 			const char *n0 = arg[2] == '=' ? arg : arg + 3;
-			if (!eq || (size_t)(eq - n0) >= sizeof(name)) {
-				fprintf(stderr, "zlfs: bad option %s\n", arg);
-				c->err = 1;
-				return 0;
+			int r = -EINVAL;
+			if (eq && (size_t)(eq - n0) < sizeof(name)) {
+				memcpy(name, n0, (size_t)(eq - n0));
+				name[eq - n0] = '\0';
+				r = zlfs_gc_opts_set(&c->o.gc, name, eq + 1);
 			}
-			memcpy(name, n0, (size_t)(eq - n0));
-			name[eq - n0] = '\0';
-			if (zlfs_gc_opts_set(&c->o.gc, name, eq + 1)) {
-				fprintf(stderr, "zlfs: bad GC setting %s (gc=off|on|urgent, gc_policy=auto|greedy|cb, "
-					"gc_idle_ms, gc_sleep_ms, gc_no_gc_pct, gc_boost_pct)\n", arg);
+			if (r) {
+				fprintf(stderr, "zlfs: option %s: allowed are gc=off|on|urgent, "
+					"gc_policy=auto|greedy|cb and gc_idle_ms, gc_sleep_ms, "
+					"gc_cp_interval_ms, gc_no_gc_pct, gc_boost_pct =N\n", arg);
 				c->err = 1;
 			}
 			return 0;
@@ -271,7 +314,8 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 			else if (!strcmp(arg + 6, "rollforward"))
 				c->o.fsync_cp = false;
 			else {
-				fprintf(stderr, "zlfs: fsync must be rollforward or checkpoint\n");
+				fprintf(stderr, "zlfs: option %s: fsync must be rollforward or checkpoint\n",
+					arg);
 				c->err = 1;
 			}
 			return 0;
@@ -280,7 +324,8 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 			char *end;
 			unsigned long v = strtoul(arg + 9, &end, 10);
 			if (*end || end == arg + 9 || v < 8 || v > (1ul << 20)) {
-				fprintf(stderr, "zlfs: cache_mb must be 8 .. 1048576\n");
+				fprintf(stderr, "zlfs: option %s: cache_mb must be a number of MiB, "
+					"8 .. 1048576\n", arg);
 				c->err = 1;
 			} else {
 				c->o.cache_mb = (uint32_t)v;
@@ -326,6 +371,7 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 		}
 		if (!strcmp(arg, "norecovery")) {
 			c->norecovery = true;
+			c->o.norecovery = true;
 			return 0;
 		}
 		if (!strcmp(arg, "ro"))
@@ -403,6 +449,48 @@ static void usage(const char *prog)
 	       "Unmount with zlfs-umount MOUNTPOINT: it returns once the final checkpoint\n"
 	       "is written.  See zlfs(8).\n",
 	       prog);
+}
+
+/* The one-line usage: for a command line that is wrong. */
+static void short_usage(const char *prog)
+{
+	fprintf(stderr, "usage: %s DEVICE MOUNTPOINT [-o OPTION[,OPTION]...] [-f] [-d] [-s] "
+		"(see %s --help)\n", prog, prog);
+}
+
+/*
+ * The device layer's message starts with the spec it could not open: say
+ * the spec once ("cannot mount X: X: No such file..." before).
+ */
+static void mount_error(const char *spec, const char *err, int ret, const char *extra)
+{
+	size_t n = strlen(spec);
+
+	if (err[0] && !strncmp(err, spec, n) && !strncmp(err + n, ": ", 2))
+		err += n + 2;
+	fprintf(stderr, "zlfs: cannot mount %s: %s%s\n", spec, err[0] ? err : zlfs_zdev_strerror(ret),
+		extra);
+}
+
+/*
+ * The mount point must be a directory: checked before anything is opened
+ * or mounted (the kernel's FUSE mount takes a file too, and every access
+ * then failed with EIO).  0 or -errno, with the message printed.
+ */
+static int check_mountpoint(const char *mnt)
+{
+	struct stat st;
+
+	if (stat(mnt, &st) < 0) {
+		int e = errno;
+		fprintf(stderr, "zlfs: mount point %s: %s\n", mnt, strerror(e));
+		return -e;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "zlfs: mount point %s is not a directory\n", mnt);
+		return -ENOTDIR;
+	}
+	return 0;
 }
 
 /* The path of a spec that names a block device (malloc()ed), else NULL. */
@@ -483,10 +571,10 @@ int main(int argc, char **argv)
 	zlfs_disp_opts_default(&c.o.disp);
 	zlfs_gc_opts_default(&c.o.gc);
 	if (fuse_opt_parse(&args, &c, NULL, opt_proc) || c.err)
-		return 1;
+		return EX_USAGE_;
 	if (c.norecovery && !c.o.ro) {
-		fprintf(stderr, "zlfs: norecovery needs ro (as F2FS's)\n");
-		return 1;
+		fprintf(stderr, "zlfs: option norecovery: needs ro (as F2FS's)\n");
+		return EX_USAGE_;
 	}
 	zlfs_fuse_set_writeback(!c.no_wb);
 	if (c.device && (blkpath = blockdev_path(c.device)) && !c.nofuseblk) {
@@ -516,9 +604,16 @@ int main(int argc, char **argv)
 			    !(mspec = shared_spec(c.device))))
 			return 1;
 	}
+	/*
+	 * Before fuse_parse_cmdline, whose "bad mount point" comes with no
+	 * exit status of its own: a mount point that is missing or not a
+	 * directory is a failed mount (32), said in one line.
+	 */
+	if (c.mnt && check_mountpoint(c.mnt))
+		return EX_FAIL_;
 	if (fuse_parse_cmdline(&args, &fopts)) {
-		usage(argv[0]);
-		return 1;
+		short_usage(argv[0]);
+		return EX_USAGE_;
 	}
 	if (fopts.show_help) {
 		usage(argv[0]);
@@ -530,11 +625,26 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!c.device || !fopts.mountpoint) {
-		usage(argv[0]);
-		return 1;
+		fprintf(stderr, "zlfs: %s\n", c.device ? "no mount point given" : "no device given");
+		short_usage(argv[0]);
+		return EX_USAGE_;
 	}
 	if (fuse_opt_add_arg(&args, "-odefault_permissions"))
-		return 1;
+		return EX_FAIL_;
+	/*
+	 * The FUSE session now, before anything is opened or forked: libfuse
+	 * refuses the options it does not know here ("fuse: unknown
+	 * option(s)"), which must not cost a mount and a checkpoint first.
+	 * It opens nothing (fuse_session_mount does), so the fork is safe.
+	 */
+	se = fuse_session_new(&args, &zlfs_ops, sizeof(zlfs_ops), &sbi);
+	if (!se) {
+		fprintf(stderr, "zlfs: unknown option: zlfs's are mode=, sched_NAME=, gc=, gc_policy=, "
+			"gc_NAME=, fsync=, cache_mb=, ro, norecovery, no_writeback_cache, nofuseblk "
+			"and the atime ones (zlfs --help); FUSE's are in mount.fuse3(8)\n");
+		ret = EX_USAGE_;
+		goto out;
+	}
 
 	if (!fopts.foreground) {
 		int pfd[2];
@@ -543,18 +653,25 @@ int main(int argc, char **argv)
 		openlog("zlfs", LOG_PID, LOG_DAEMON);
 		if (pipe(pfd) < 0) {
 			perror("zlfs: pipe");
-			return 1;
+			ret = EX_FAIL_;
+			goto out;
 		}
 		pid_t pid = fork();
 		if (pid < 0) {
 			perror("zlfs: fork");
-			return 1;
+			ret = EX_FAIL_;
+			goto out;
 		}
 		if (pid > 0) {
-			char st = 1;
+			char st = EX_FAIL_;
 			close(pfd[1]);
 			if (read(pfd[0], &st, 1) != 1)
-				st = 1;
+				st = EX_FAIL_;
+			fuse_session_destroy(se);
+			free(fopts.mountpoint);
+			free(blkpath);
+			free(mspec);
+			fuse_opt_free_args(&args);
 			return st;
 		}
 		close(pfd[0]);
@@ -571,28 +688,25 @@ int main(int argc, char **argv)
 		usleep(100000);    /* the previous daemon is still letting go */
 	}
 	if (ret) {
-		fprintf(stderr, "zlfs: cannot mount %s: %s\n", c.device,
-			err[0] ? err : zlfs_zdev_strerror(ret));
-		ret = 1;
+		mount_error(c.device, err, ret, "");
+		ret = EX_FAIL_;
 		goto out;
 	}
-	se = fuse_session_new(&args, &zlfs_ops, sizeof(zlfs_ops), &sbi);
-	if (!se) {
-		ret = 1;
+	zlfs_fuse_set_session(se);
+	if (fuse_set_signal_handlers(se)) {
+		ret = EX_FAIL_;
 		goto out_unmount;
 	}
-	zlfs_fuse_set_session(se);
-	if (fuse_set_signal_handlers(se) || fuse_session_mount(se, fopts.mountpoint)) {
-		ret = 1;
-		goto out_session;
+	if (fuse_session_mount(se, fopts.mountpoint)) {
+		ret = EX_FAIL_;
+		goto out_signals;
 	}
 	set_readahead(fopts.mountpoint);
 	if (blk && (ret = zlfs_mount(mspec, &c.o, &sbi, err, sizeof(err)))) {
-		fprintf(stderr, "zlfs: cannot mount %s: %s%s\n", c.device,
-			err[0] ? err : zlfs_zdev_strerror(ret),
-			ret == -EBUSY ? " (does the kernel refuse writes to mounted devices? "
-					"bdev_allow_write_mounted)" : "");
-		ret = 1;
+		mount_error(c.device, err, ret,
+			    ret == -EBUSY ? " (does the kernel refuse writes to mounted devices? "
+					    "bdev_allow_write_mounted)" : "");
+		ret = EX_FAIL_;
 		goto out_kunmount;
 	}
 	if (!c.no_wb)
@@ -635,29 +749,31 @@ int main(int argc, char **argv)
 	zlfs_fuse_finish(sbi);
 out_kunmount:
 	fuse_session_unmount(se);
+out_signals:
 	fuse_remove_signal_handlers(se);
-out_session:
-	fuse_session_destroy(se);
 out_unmount:
 	/* written already unless the session never ran; zlfs_unmount then only lets go */
 	if (sbi) {
 		int fin = zlfs_fuse_finish(sbi);
 		if (zlfs_unmount(sbi) || fin) {
 			fprintf(stderr, "zlfs: the final checkpoint failed\n");
-			ret = 1;
+			ret = EX_FAIL_;
 		}
 	}
 	sbi = NULL;
 out:
 	if (status_fd >= 0) {
-		char st = 1;
+		char st = (char)(ret ? ret : EX_FAIL_);
 		if (write(status_fd, &st, 1) != 1)
 			perror("zlfs: status");
 		close(status_fd);
 	}
+	if (se)
+		fuse_session_destroy(se);
 	free(fopts.mountpoint);
 	free(blkpath);
 	free(mspec);
 	fuse_opt_free_args(&args);
-	return ret ? 1 : 0;
+	/* a failure after serving (the final checkpoint): mount(8)'s 32 too */
+	return ret ? (ret == EX_USAGE_ ? EX_USAGE_ : EX_FAIL_) : 0;
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "zlfs.h"
@@ -169,6 +170,42 @@ static int read_super(struct zlfs_sb *sbi, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * Is the root inode there and a directory?  Read only, and checked as
+ * inode.c checks an inode block (NAT entry, footer, fields), but with the
+ * reason in the mount's error rather than a "read-only from now on".
+ */
+static int check_root(struct zlfs_sb *sbi, char *err, size_t errlen)
+{
+	const uint32_t root = ZF_ROOT_INO;
+	struct znode *n;
+	char why[200] = "";
+	int ret;
+
+	if (root >= sbi->max_nid || sbi->nat[root].ino != root) {
+		snprintf(err, errlen, "the root directory (inode %u) is missing: its NAT entry names "
+			 "no inode: run fsck.zlfs", root);
+		return -ZLFS_EFSCORRUPTED;
+	}
+	if ((ret = zlfs_node_get(sbi, root, root, ZF_NODE_KIND_INODE, &n))) {
+		snprintf(err, errlen, "the root directory (inode %u) cannot be read (%s): run fsck.zlfs",
+			 root, zlfs_zdev_strerror(ret));
+		return ret;
+	}
+	if (zf_check_inode(&n->blk, sbi->max_nid, why, sizeof(why))) {
+		snprintf(err, errlen, "the root directory (inode %u) is damaged (%s): run fsck.zlfs",
+			 root, why);
+		return -ZLFS_EFSCORRUPTED;
+	}
+	uint16_t m = zf_le16_to_cpu(n->blk.i.i_mode);
+	if (!S_ISDIR(m)) {
+		snprintf(err, errlen, "the root inode %u is not a directory (mode 0%o): run fsck.zlfs",
+			 root, (unsigned int)m);
+		return -ZLFS_EFSCORRUPTED;
+	}
+	return 0;
+}
+
 static void sb_free(struct zlfs_sb *sbi)
 {
 	zlfs_inode_release_all(sbi);
@@ -313,6 +350,14 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 		goto fail;
 	}
 	/*
+	 * The root must be a directory before anything is written: a volume
+	 * whose root is gone or is not a directory cannot be used (every
+	 * request would fail), and a refused volume is left exactly as it was
+	 * (no orphan freed, no roll-forward, no checkpoint, no zone changed).
+	 */
+	if ((ret = check_root(sbi, err, errlen)))
+		goto fail;
+	/*
 	 * A device whose open or active zone limit leaves less than a zone per
 	 * log to spare: a log must not open its next zone while its last one
 	 * still has writes in flight (data.c's zone-open barrier).
@@ -361,7 +406,7 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 			snprintf(err, errlen, "cannot write a checkpoint: %s", zlfs_zdev_strerror(ret));
 			goto fail;
 		}
-	} else if (zlfs_cp_chain_pending(sbi)) {
+	} else if (!(o && o->norecovery) && zlfs_cp_chain_pending(sbi)) {
 		/*
 		 * Read-only never rolls forward (that writes): the user looking
 		 * at the volume must know it shows the last checkpoint, so this
