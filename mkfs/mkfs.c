@@ -48,6 +48,7 @@
 
 #include "zlfs/f2fs_format.h"
 #include "zlfs/f2fs_layout.h"
+#include "zlfs/probe.h"
 #include "zlfs/zdev.h"
 
 #ifndef ZLFS_VERSION
@@ -94,7 +95,8 @@ static void usage(FILE *f)
 		"  -o, --overprovision PERCENT\n"
 		"          overprovision ratio in percent (default: only what GC needs)\n"
 		"  -f, --force\n"
-		"          overwrite an existing F2FS/zlfs filesystem\n"
+		"          overwrite whatever DEVICE holds (a filesystem, a partition table,\n"
+		"          a RAID/LVM member); without it mkfs.zlfs refuses and says what it found\n"
 		"  -h, --help     this text\n"
 		"  -V, --version  the version\n"
 		"See mkfs.zlfs(8).\n",
@@ -799,6 +801,23 @@ int main(int argc, char **argv)
 		if (spec_path(m.specs[i], p, sizeof(p))) {
 			err_msg("%s: the superblock holds device paths of at most %d bytes",
 				m.specs[i], ZF_DEVICE_PATH_LEN - 1);
+			return 1;
+		}
+	}
+
+	/* Detect before destroying: nothing is opened for writing until every
+	 * member has been probed (read-only) and found empty, or -f given. */
+	for (int i = 0; !force && i < m.nspecs; i++) {
+		char what[512];
+		int r = zf_probe_spec(m.specs[i], what, sizeof(what));
+		if (r < 0) {
+			err_msg("%s: cannot check what it holds: %s", m.specs[i], strerror(-r));
+			return 1;
+		}
+		if (r > 0) {
+			char p[4096];
+			spec_path(m.specs[i], p, sizeof(p));
+			err_msg("%s contains %s (use -f to overwrite it)", p, what);
 			return 1;
 		}
 	}

@@ -15,8 +15,8 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "check-mkfs: $*" >&2; exit 1; }
 
 export PATH=$PATH:/usr/sbin:/sbin
-for t in fsck.f2fs dump.f2fs; do
-	command -v $t >/dev/null || { echo "check-mkfs: $t not installed (f2fs-tools), skipped"; exit 77; }
+for t in fsck.f2fs dump.f2fs mkfs.f2fs mkfs.ext4 sha256sum; do
+	command -v $t >/dev/null || { echo "check-mkfs: $t not installed, skipped"; exit 77; }
 done
 
 # fsck_ok IMG WHAT: fsck.f2fs --dry-run passes and dump.f2fs shows inode 3 as the root.
@@ -93,8 +93,47 @@ $Z create "$T/r3.img" --size 1G --zone-size 16M --conv-zones 4 --max-open 1 >/de
 refuse "one open zone" "needs at least 2" "$T/r3.img"
 $Z create "$T/r4.img" --size 512M --zone-size 64M --conv-zones 2 >/dev/null
 refuse "too small" "too small" "$T/r4.img"
-refuse "existing filesystem" "already holds an F2FS/zlfs filesystem.*-f" "$T/nolimits.img"
+refuse "existing filesystem" "contains an f2fs filesystem, label .zlfs-test., UUID .*\(use -f to overwrite it\)" "$T/nolimits.img"
 refuse "bad overprovision" "overprovision" "$T/nolimits.img" -f -o 150
+
+# Detect before destroying: what libblkid finds (a filesystem, a partition
+# table, F2FS made by mkfs.f2fs) is refused without -f, named, and the image
+# left byte for byte as it was; with -f it is formatted and fsck.f2fs-clean.
+foreign() {  # WHAT MESSAGE-REGEX IMG
+	local what=$1 re=$2 img=$3 out rc=0 before
+	before=$(sha256sum <"$img")
+	out=$($M "$img" 2>&1) || rc=$?
+	[ $rc = 1 ] || fail "$what: exit $rc, expected 1: $out"
+	echo "$out" | grep -qE "^mkfs.zlfs: $img contains $re \(use -f to overwrite it\)$" ||
+		fail "$what: message: $out"
+	[ "$(sha256sum <"$img")" = "$before" ] || fail "$what: the image was modified"
+	[ ! -e "$img.zst" ] || fail "$what: a zone state file appeared"
+	$M -f "$img" >/dev/null || fail "$what: mkfs -f failed"
+	fsck_ok "$img" "$what, -f"
+	echo "check-mkfs: $what refused, then formatted with -f"
+}
+truncate -s 256M "$T/ext4.img" && mkfs.ext4 -q -F -L data "$T/ext4.img" || fail "mkfs.ext4"
+cp --sparse=always "$T/ext4.img" "$T/ext4-keep.img"
+foreign "ext4 image" "an ext4 filesystem, label 'data', UUID [0-9a-f-]{36}" "$T/ext4.img"
+# a dos (MBR) partition table, written by hand (no fdisk needed): one Linux
+# partition from sector 2048 to the end, and the 0x55AA signature
+truncate -s 256M "$T/dos.img"
+printf '\x00\x00\x00\x00\x83\x00\x00\x00\x00\x08\x00\x00\x00\xf8\x07\x00' |
+	dd of="$T/dos.img" bs=1 seek=446 conv=notrunc status=none
+printf '\x55\xaa' | dd of="$T/dos.img" bs=1 seek=510 conv=notrunc status=none
+foreign "partitioned image" "a dos partition table" "$T/dos.img"
+truncate -s 256M "$T/f2fs.img" && mkfs.f2fs -q -l other "$T/f2fs.img" >/dev/null ||
+	fail "mkfs.f2fs"
+foreign "mkfs.f2fs image" "an f2fs filesystem, label 'other', UUID [0-9a-f-]{36}" "$T/f2fs.img"
+# an image spec with options is probed by its path
+before=$(sha256sum <"$T/ext4-keep.img")
+out=$($M "$T/ext4-keep.img?qd=4" 2>&1) && fail "IMAGE?OPTS: formatted an ext4 image"
+echo "$out" | grep -q "ext4-keep.img contains an ext4 filesystem" || fail "IMAGE?OPTS: $out"
+# every member of a multi-device volume is probed
+truncate -s 256M "$T/meta.img"
+out=$($M -c "$T/ext4-keep.img" "$T/meta.img" 2>&1) && fail "-c: formatted over an ext4 member"
+echo "$out" | grep -q "ext4-keep.img contains an ext4 filesystem" || fail "-c member: $out"
+[ "$(sha256sum <"$T/ext4-keep.img")" = "$before" ] || fail "-c: the ext4 member was modified"
 
 # -f over an existing volume whose zones hold data: every zone is reset first,
 # and formatting twice in a row gives a checkable image each time
