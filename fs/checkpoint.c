@@ -6,7 +6,8 @@
  * blocks, 3 data summaries (normal; zlfs reads compact ones too), 3 node
  * summaries (clean unmount only), tail = copy of the head.  A pack is valid
  * when head and tail have good CRCs and the same version; the higher valid
- * version wins.
+ * version wins.  The pack's format is the codec's (fs/f2fs/cp_pack.c,
+ * shared with fsck.zlfs); this file says what goes into it and when.
  *
  * Writing (zlfs_checkpoint), the order that makes it atomic:
  *   1. wait for data I/O in flight; write every dirty node to the node logs;
@@ -20,8 +21,8 @@
  * still in place (nothing it references was overwritten or reset), and
  * with it the fsync chain written after it (node.c), which lies in
  * sections that are neither reset nor reused before 5.  A pack torn at any
- * block fails read_pack's checks (head and tail crc, equal versions), so
- * mount takes the previous one.
+ * block fails zf_cp_pack_read's checks (head and tail crc, equal
+ * versions), so mount takes the previous one.
  * All calls need sbi->lock.
  */
 #include <errno.h>
@@ -31,40 +32,32 @@
 #include <time.h>
 
 #include "zlfs.h"
+#include "zlfs/f2fs_cp_pack.h"
 
 static uint32_t pack_addr(const struct zlfs_sb *sbi, int pack)
 {
-	return zf_le32_to_cpu(sbi->sb.cp_blkaddr) + (uint32_t)pack * ZF_BLKS_PER_SEG;
+	return (uint32_t)zf_cp_pack_addr(zf_le32_to_cpu(sbi->sb.cp_blkaddr), pack);
 }
 
-/* Read and validate pack `pack`; *ver gets its version. */
-static int read_pack(struct zlfs_sb *sbi, int pack, uint8_t *head, uint64_t *ver)
+/* The codec's I/O: the mount's block reads and metadata writes, the dispatcher's flush. */
+static int io_read(void *ctx, uint64_t blkaddr, void *buf)
 {
-	uint8_t *tail = malloc(ZF_BLKSIZE);
-	struct zf_checkpoint *h = (struct zf_checkpoint *)head;
-	int ret;
+	return zlfs_read_block(ctx, (uint32_t)blkaddr, buf);
+}
 
-	if (!tail)
-		return -ENOMEM;
-	if ((ret = zlfs_read_block(sbi, pack_addr(sbi, pack), head)))
-		goto out;
-	ret = -ZLFS_EFSCORRUPTED;
-	if (!zf_cp_crc_ok(head))
-		goto out;
-	uint32_t total = zf_le32_to_cpu(h->cp_pack_total_block_count);
-	if (total <= 2 || total > ZF_BLKS_PER_SEG)
-		goto out;
-	if ((ret = zlfs_read_block(sbi, pack_addr(sbi, pack) + total - 1, tail)))
-		goto out;
-	ret = -ZLFS_EFSCORRUPTED;
-	if (!zf_cp_crc_ok(tail) ||
-	    ((struct zf_checkpoint *)tail)->checkpoint_ver != h->checkpoint_ver)
-		goto out;
-	*ver = zf_le64_to_cpu(h->checkpoint_ver);
-	ret = 0;
-out:
-	free(tail);
-	return ret;
+static int io_write(void *ctx, uint64_t blkaddr, const void *buf)
+{
+	return zlfs_write_meta_block(ctx, (uint32_t)blkaddr, buf);
+}
+
+static int io_flush(void *ctx)
+{
+	return zlfs_disp_flush(((struct zlfs_sb *)ctx)->disp);
+}
+
+static struct zf_cp_io cp_io(struct zlfs_sb *sbi)
+{
+	return (struct zf_cp_io){ .ctx = sbi, .read = io_read, .write = io_write, .flush = io_flush };
 }
 
 static uint8_t *cp_bitmap(struct zlfs_sb *sbi, bool nat)
@@ -76,59 +69,29 @@ static uint8_t *cp_bitmap(struct zlfs_sb *sbi, bool nat)
 	return cp->sit_nat_version_bitmap + (nat ? sbi->sit_bitmap_bytes : 0);
 }
 
-/* Compact summaries: NAT journal, SIT journal, then the data logs' entries. */
-static int read_compact_sums(struct zlfs_sb *sbi, uint32_t addr, struct zf_journal *nat_j,
-			     struct zf_journal *sit_j)
-{
-	uint8_t *blk = malloc(ZF_BLKSIZE);
-	size_t off;
-	int ret;
-
-	if (!blk)
-		return -ENOMEM;
-	if ((ret = zlfs_read_block(sbi, addr++, blk)))
-		goto out;
-	memcpy(nat_j, blk, ZF_SUM_JOURNAL_SIZE);
-	memcpy(sit_j, blk + ZF_SUM_JOURNAL_SIZE, ZF_SUM_JOURNAL_SIZE);
-	off = 2 * ZF_SUM_JOURNAL_SIZE;
-	for (int log = ZF_LOG_HOT_DATA; log <= ZF_LOG_COLD_DATA; log++) {
-		struct zlog *l = &sbi->logs[log];
-		for (uint32_t j = 0; j < l->blkoff && j < ZF_ENTRIES_IN_SUM; j++) {
-			memcpy(&l->sum.entries[j], blk + off, ZF_SUMMARY_SIZE);
-			off += ZF_SUMMARY_SIZE;
-			if (off + ZF_SUMMARY_SIZE <= ZF_BLKSIZE - ZF_SUM_FOOTER_SIZE)
-				continue;
-			if ((ret = zlfs_read_block(sbi, addr++, blk)))
-				goto out;
-			off = 0;
-		}
-	}
-out:
-	free(blk);
-	return ret;
-}
-
 int zlfs_cp_load(struct zlfs_sb *sbi)
 {
-	uint8_t *h0 = malloc(ZF_BLKSIZE), *h1 = malloc(ZF_BLKSIZE);
+	struct zf_cp_io io = cp_io(sbi);
+	uint32_t payload = zf_le32_to_cpu(sbi->sb.cp_payload);
+	void *h[2] = { calloc(1 + payload, ZF_BLKSIZE), calloc(1 + payload, ZF_BLKSIZE) };
 	struct zf_journal *nat_j = calloc(1, sizeof(*nat_j)), *sit_j = calloc(1, sizeof(*sit_j));
 	struct zf_summary_block *sum = malloc(ZF_BLKSIZE);
-	uint64_t v0 = 0, v1 = 0;
-	int ret, r0, r1;
+	struct zf_cp_pack_state st[2];
+	int ret;
 
-	if (!h0 || !h1 || !nat_j || !sit_j || !sum) {
+	if (!h[0] || !h[1] || !nat_j || !sit_j || !sum) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	r0 = read_pack(sbi, 0, h0, &v0);
-	r1 = read_pack(sbi, 1, h1, &v1);
-	if (r0 && r1) {
+	/* the newer intact pack; zf_check_cp on it alone, below */
+	ret = zf_cp_packs_read(&io, zf_le32_to_cpu(sbi->sb.cp_blkaddr), payload, NULL, h, st);
+	if (ret < 0) {
 		fprintf(stderr, "zlfs: no valid checkpoint\n");
-		ret = r0 == -ENOMEM ? r0 : -ZLFS_EFSCORRUPTED;
+		ret = ret == -ENOMEM ? ret : -ZLFS_EFSCORRUPTED;
 		goto out;
 	}
-	sbi->cp_pack = (!r0 && (r1 || v0 >= v1)) ? 0 : 1;
-	uint8_t *head = sbi->cp_pack ? h1 : h0;
+	sbi->cp_pack = ret;
+	uint8_t *head = h[sbi->cp_pack];
 	struct zf_checkpoint *cp = (struct zf_checkpoint *)head;
 	/* as the kernel: the newest intact pack is the checkpoint, sane or refused */
 	char why[200];
@@ -138,18 +101,10 @@ int zlfs_cp_load(struct zlfs_sb *sbi)
 		goto out;
 	}
 	sbi->cp_ver = zf_le64_to_cpu(cp->checkpoint_ver);
-	sbi->cp_payload = zf_le32_to_cpu(sbi->sb.cp_payload);
-	sbi->cp_blk = calloc(1 + sbi->cp_payload, ZF_BLKSIZE);
-	if (!sbi->cp_blk) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	memcpy(sbi->cp_blk, head, ZF_BLKSIZE);
+	sbi->cp_payload = payload;
+	sbi->cp_blk = head;   /* head and payload blocks, as read */
+	h[sbi->cp_pack] = NULL;
 	uint32_t start = pack_addr(sbi, sbi->cp_pack);
-	for (uint32_t i = 0; i < sbi->cp_payload; i++)
-		if ((ret = zlfs_read_block(sbi, start + 1 + i, sbi->cp_blk + (i + 1) * ZF_BLKSIZE)))
-			goto out;
-	cp = (struct zf_checkpoint *)sbi->cp_blk;
 	uint32_t flags = zf_le32_to_cpu(cp->ckpt_flags);
 	sbi->need_fsck = flags & ZF_CP_FSCK_FLAG;
 	sbi->sit_bitmap_bytes = zf_le32_to_cpu(cp->sit_ver_bitmap_bytesize);
@@ -187,29 +142,19 @@ int zlfs_cp_load(struct zlfs_sb *sbi)
 		memset(&l->sum, 0, sizeof(l->sum));
 		l->sum.footer.entry_type = node ? ZF_SUM_TYPE_NODE : ZF_SUM_TYPE_DATA;
 	}
-	/* data summaries (and journals) */
-	uint32_t sum_addr = start + zf_le32_to_cpu(cp->cp_pack_start_sum);
-	if (flags & ZF_CP_COMPACT_SUM_FLAG) {
-		if ((ret = read_compact_sums(sbi, sum_addr, nat_j, sit_j)))
-			goto out;
-	} else {
-		for (int i = ZF_LOG_HOT_DATA; i <= ZF_LOG_COLD_DATA; i++) {
-			if ((ret = zlfs_read_block(sbi, sum_addr + (uint32_t)i, sum)))
-				goto out;
-			memcpy(sbi->logs[i].sum.entries, sum->entries, sizeof(sum->entries));
-			if (i == ZF_LOG_HOT_DATA)
-				memcpy(nat_j, &sum->journal, sizeof(*nat_j));
-			else if (i == ZF_LOG_COLD_DATA)
-				memcpy(sit_j, &sum->journal, sizeof(*sit_j));
-		}
+	/* data summaries (and journals); node summaries after a clean unmount */
+	uint32_t data_off[ZF_NR_DATA_LOGS];
+	struct zf_summary_block *sums[ZF_NR_LOGS];
+	for (int i = 0; i < ZF_NR_LOGS; i++) {
+		sums[i] = &sbi->logs[i].sum;
+		if (!zf_log_is_node((unsigned int)i))
+			data_off[i - ZF_LOG_HOT_DATA] = sbi->logs[i].blkoff;
 	}
-	/* node summaries: in the pack after a clean unmount, else in the SSA */
-	uint32_t total = zf_le32_to_cpu(cp->cp_pack_total_block_count);
-	for (int i = ZF_LOG_HOT_NODE; i < ZF_NR_LOGS; i++) {
-		uint32_t a = (flags & ZF_CP_UMOUNT_FLAG)
-			     ? start + total - 1 - 3 + (uint32_t)(i - ZF_LOG_HOT_NODE)
-			     : zf_ssa_blkaddr(&sbi->lay, sbi->logs[i].segno);
-		if ((ret = zlfs_read_block(sbi, a, sum)))
+	if ((ret = zf_cp_pack_read_sums(&io, start, cp, data_off, sums, nat_j, sit_j)))
+		goto out;
+	/* else the node logs' summaries are in the SSA */
+	for (int i = ZF_LOG_HOT_NODE; i < ZF_NR_LOGS && !(flags & ZF_CP_UMOUNT_FLAG); i++) {
+		if ((ret = zlfs_read_block(sbi, zf_ssa_blkaddr(&sbi->lay, sbi->logs[i].segno), sum)))
 			goto out;
 		memcpy(sbi->logs[i].sum.entries, sum->entries, sizeof(sum->entries));
 	}
@@ -226,8 +171,8 @@ int zlfs_cp_load(struct zlfs_sb *sbi)
 	sbi->valid_node_count = zf_le32_to_cpu(cp->valid_node_count);
 	ret = 0;
 out:
-	free(h0);
-	free(h1);
+	free(h[0]);
+	free(h[1]);
 	free(nat_j);
 	free(sit_j);
 	free(sum);
@@ -239,13 +184,13 @@ int zlfs_cp_orphans(struct zlfs_sb *sbi, uint32_t **inos, uint32_t *n)
 	struct zf_checkpoint *cp = (struct zf_checkpoint *)sbi->cp_blk;
 	struct zf_orphan_block *ob;
 	uint32_t start = pack_addr(sbi, sbi->cp_pack);
-	uint32_t first = 1 + sbi->cp_payload;
-	uint32_t nblk = zf_le32_to_cpu(cp->cp_pack_start_sum) - first;
+	uint32_t first = ZF_CP_PACK_HEAD_BLOCKS + sbi->cp_payload;
+	uint32_t nblk = zf_cp_pack_orphan_blocks(cp, sbi->cp_payload);
 	int ret = 0;
 
 	*inos = NULL;
 	*n = 0;
-	if (!(zf_le32_to_cpu(cp->ckpt_flags) & ZF_CP_ORPHAN_PRESENT_FLAG) || !nblk)
+	if (!nblk)
 		return 0;
 	ob = malloc(ZF_BLKSIZE);
 	*inos = calloc((size_t)nblk * ZF_ORPHANS_PER_BLOCK, sizeof(uint32_t));
@@ -256,11 +201,9 @@ int zlfs_cp_orphans(struct zlfs_sb *sbi, uint32_t **inos, uint32_t *n)
 	for (uint32_t b = 0; b < nblk; b++) {
 		if ((ret = zlfs_read_block(sbi, start + first + b, ob)))
 			break;
-		uint32_t cnt = zf_le32_to_cpu(ob->entry_count);
-		if (cnt > ZF_ORPHANS_PER_BLOCK) {
-			ret = -ZLFS_EFSCORRUPTED;
+		uint32_t cnt;
+		if ((ret = zf_cp_orphan_count(ob, &cnt)))
 			break;
-		}
 		for (uint32_t i = 0; i < cnt; i++)
 			(*inos)[(*n)++] = zf_le32_to_cpu(ob->ino[i]);
 	}
@@ -350,43 +293,31 @@ static uint32_t free_segment_count(const struct zlfs_sb *sbi)
 	return n;
 }
 
-int zlfs_checkpoint(struct zlfs_sb *sbi, bool umount)
+/* Steps 1 and 2: what the checkpoint points at, written to the logs, NAT, SIT and SSA. */
+static int flush_dependents(struct zlfs_sb *sbi)
 {
-	struct zf_checkpoint *cp = (struct zf_checkpoint *)sbi->cp_blk;
-	uint32_t *orphans = NULL, norph = 0, orph_blocks;
-	uint8_t *blk = NULL;
-	int ret;
-
-	if (sbi->fatal)
-		return -EROFS;
-	if (sbi->ro)
-		return 0;
 	while (sbi->io_inflight)
 		zlfs_wait(sbi, &sbi->io_cv);
 	/* no user write is between its allocation and its commit now */
 	zlfs_seg_reloc_clear(sbi);
 	/* dentry and symlink blocks first: the nodes written next point at them */
+	int ret;
 	if ((ret = zlfs_bcache_writeback(sbi)) ||
 	    (ret = zlfs_node_flush(sbi)) || (ret = zlfs_seg_settle_logs(sbi)) ||
 	    (ret = zlfs_nat_flush(sbi)) || (ret = zlfs_seg_flush(sbi)))
-		goto fail;
-	if (sbi->nr_orphans) {
-		orphans = calloc(sbi->nr_orphans, sizeof(*orphans));
-		if (!orphans) {
-			ret = -ENOMEM;
-			goto fail;
-		}
-		norph = zlfs_orphan_list(sbi, orphans, sbi->nr_orphans);
-	}
-	orph_blocks = (norph + ZF_ORPHANS_PER_BLOCK - 1) / ZF_ORPHANS_PER_BLOCK;
-	blk = calloc(1, ZF_BLKSIZE);
-	if (!blk) {
-		ret = -ENOMEM;
-		goto fail;
-	}
+		return ret;
+	return 0;
+}
 
-	/* the header; the bitmaps in cp_blk were updated by the flushes */
-	uint64_t ver = sbi->cp_ver + 1;
+/*
+ * For step 3: the head of checkpoint version ver in sbi->cp_blk (the
+ * bitmaps there were updated by the flushes).  The pack's extent and the crc are
+ * the codec's, when it writes the pack.
+ */
+static void fill_head(struct zlfs_sb *sbi, uint64_t ver, bool umount, uint32_t norph)
+{
+	struct zf_checkpoint *cp = (struct zf_checkpoint *)sbi->cp_blk;
+
 	cp->checkpoint_ver = zf_cpu_to_le64(ver);
 	cp->user_block_count = zf_cpu_to_le64(sbi->user_block_count);
 	cp->valid_block_count = zf_cpu_to_le64(sbi->valid_block_count);
@@ -417,63 +348,34 @@ int zlfs_checkpoint(struct zlfs_sb *sbi, bool umount)
 	if (norph)
 		flags |= ZF_CP_ORPHAN_PRESENT_FLAG;
 	cp->ckpt_flags = zf_cpu_to_le32(flags);
-	uint32_t start_sum = 1 + sbi->cp_payload + orph_blocks;
-	uint32_t total = start_sum + 3 + (umount ? 3 : 0) + 1;
-	cp->cp_pack_start_sum = zf_cpu_to_le32(start_sum);
-	cp->cp_pack_total_block_count = zf_cpu_to_le32(total);
 	cp->valid_node_count = zf_cpu_to_le32(sbi->valid_node_count);
 	cp->valid_inode_count = zf_cpu_to_le32(sbi->valid_inode_count);
 	cp->next_free_nid = zf_cpu_to_le32(sbi->next_free_nid);
 	cp->elapsed_time = zf_cpu_to_le64((uint64_t)time(NULL));
 	cp->checksum_offset = zf_cpu_to_le32(ZF_CP_CHKSUM_OFFSET);
-	zf_cp_set_crc(sbi->cp_blk);
+}
 
-	/* the pack, into the other slot; the tail last */
-	int pack = !sbi->cp_pack;
-	uint32_t a = pack_addr(sbi, pack);
-	if ((ret = zlfs_write_meta_block(sbi, a++, sbi->cp_blk)))
-		goto fail;
-	for (uint32_t i = 0; i < sbi->cp_payload; i++)
-		if ((ret = zlfs_write_meta_block(sbi, a++, sbi->cp_blk + (i + 1) * ZF_BLKSIZE)))
-			goto fail;
-	for (uint32_t b = 0; b < orph_blocks; b++) {
-		struct zf_orphan_block *ob = (struct zf_orphan_block *)blk;
-		memset(blk, 0, ZF_BLKSIZE);
-		uint32_t cnt = 0;
-		for (uint32_t i = b * ZF_ORPHANS_PER_BLOCK; i < norph && cnt < ZF_ORPHANS_PER_BLOCK; i++)
-			ob->ino[cnt++] = zf_cpu_to_le32(orphans[i]);
-		ob->blk_addr = zf_cpu_to_le16((uint16_t)(b + 1));
-		ob->blk_count = zf_cpu_to_le16((uint16_t)orph_blocks);
-		ob->entry_count = zf_cpu_to_le32(cnt);
-		ob->check_sum = zf_cpu_to_le32(zf_crc32(ZF_SUPER_MAGIC, ob, offsetof(struct zf_orphan_block, check_sum)));
-		if ((ret = zlfs_write_meta_block(sbi, a++, blk)))
-			goto fail;
-	}
-	/* summaries of the data logs, journals empty: NAT and SIT are in their blocks */
-	for (int i = ZF_LOG_HOT_DATA; i <= ZF_LOG_COLD_DATA; i++) {
-		struct zf_summary_block *s = (struct zf_summary_block *)blk;
-		memset(blk, 0, ZF_BLKSIZE);
-		memcpy(s->entries, sbi->logs[i].sum.entries, sizeof(s->entries));
-		s->footer.entry_type = ZF_SUM_TYPE_DATA;
-		if ((ret = zlfs_write_meta_block(sbi, a++, blk)))
-			goto fail;
-	}
-	if (umount) {
-		for (int i = ZF_LOG_HOT_NODE; i < ZF_NR_LOGS; i++) {
-			struct zf_summary_block *s = (struct zf_summary_block *)blk;
-			memset(blk, 0, ZF_BLKSIZE);
-			memcpy(s->entries, sbi->logs[i].sum.entries, sizeof(s->entries));
-			s->footer.entry_type = ZF_SUM_TYPE_NODE;
-			if ((ret = zlfs_write_meta_block(sbi, a++, blk)))
-				goto fail;
-		}
-	}
-	/* everything the checkpoint depends on is durable before its last block */
-	if ((ret = zlfs_disp_flush(sbi->disp)))
-		goto fail;
-	/* commit: the tail block, flushed, makes this checkpoint the one in force */
-	if ((ret = zlfs_write_meta_block(sbi, a, sbi->cp_blk)) || (ret = zlfs_disp_flush(sbi->disp)))
-		goto fail;
+/* Step 3: the pack into slot `pack`, all but its tail, flushed. */
+static int write_pack(struct zlfs_sb *sbi, int pack, const uint32_t *orphans, uint32_t norph,
+		      bool umount)
+{
+	struct zf_cp_io io = cp_io(sbi);
+	struct zf_cp_pack_body body = {
+		.payload_blks = sbi->cp_blk + ZF_BLKSIZE,
+		.payload = sbi->cp_payload,
+		.orphans = orphans,
+		.norphans = norph,
+		.umount = umount,
+	};
+
+	for (int i = 0; i < ZF_NR_LOGS; i++)
+		body.sums[i] = &sbi->logs[i].sum;
+	return zf_cp_pack_write_body(&io, pack_addr(sbi, pack), sbi->cp_blk, &body);
+}
+
+/* Step 5: the new checkpoint is in force; what waited for it goes on. */
+static void after_commit(struct zlfs_sb *sbi, int pack, uint64_t ver)
+{
 	sbi->cp_pack = pack;
 	sbi->cp_ver = ver;
 	sbi->dirty = false;
@@ -484,12 +386,41 @@ int zlfs_checkpoint(struct zlfs_sb *sbi, bool umount)
 	zlfs_seg_after_cp(sbi);
 	zlfs_node_shrink(sbi, sbi->node_cap);
 	sbi->trim_retry = 0;   /* what was dirty is clean: a trim may free it now */
+}
+
+int zlfs_checkpoint(struct zlfs_sb *sbi, bool umount)
+{
+	uint32_t *orphans = NULL, norph = 0;
+	int ret;
+
+	if (sbi->fatal)
+		return -EROFS;
+	if (sbi->ro)
+		return 0;
+	if ((ret = flush_dependents(sbi)))
+		goto fail;
+	if (sbi->nr_orphans) {
+		orphans = calloc(sbi->nr_orphans, sizeof(*orphans));
+		if (!orphans) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		norph = zlfs_orphan_list(sbi, orphans, sbi->nr_orphans);
+	}
+	uint64_t ver = sbi->cp_ver + 1;
+	int pack = !sbi->cp_pack;   /* the slot not holding the checkpoint in force */
+	fill_head(sbi, ver, umount, norph);
+	if ((ret = write_pack(sbi, pack, orphans, norph, umount)))
+		goto fail;
+	/* step 4, commit: the tail block, flushed, makes this checkpoint the one in force */
+	struct zf_cp_io io = cp_io(sbi);
+	if ((ret = zf_cp_pack_write_tail(&io, pack_addr(sbi, pack), sbi->cp_blk)))
+		goto fail;
+	after_commit(sbi, pack, ver);
 	free(orphans);
-	free(blk);
 	return 0;
 fail:
 	free(orphans);
-	free(blk);
 	zlfs_set_fatal(sbi, ret);
 	return ret;
 }

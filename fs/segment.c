@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "zlfs.h"
+#include "zlfs/f2fs_sit.h"
 
 /* Open addressing, old address -> new; 0 marks an empty slot (never a main-area address). */
 struct zgc_reloc {
@@ -135,14 +136,6 @@ static int sit_load(struct zlfs_sb *sbi, const struct zf_journal *sit_j)
 	return 0;
 }
 
-static unsigned int popcount_map(const uint8_t *map)
-{
-	unsigned int n = 0;
-	for (int i = 0; i < ZF_SIT_VBLOCK_MAP_SIZE; i++)
-		n += (unsigned int)__builtin_popcount(map[i]);
-	return n;
-}
-
 /* Is any block from `from` to the end of the segment valid in map? */
 static bool map_any_from(const uint8_t *map, unsigned int from)
 {
@@ -173,11 +166,11 @@ int zlfs_seg_build(struct zlfs_sb *sbi, const struct zf_journal *sit_j)
 	for (uint32_t i = 0; i < sbi->nr_segs; i++) {
 		struct zseg *s = &sbi->segs[i];
 		uint32_t usable = zf_layout_usable_blocks(&sbi->lay, i);
-		if (popcount_map(s->map) != s->valid || s->valid > usable ||
+		if (zf_sit_map_weight(s->map) != s->valid || s->valid > usable ||
 		    (usable < ZF_BLKS_PER_SEG && map_any_from(s->map, usable)) ||
 		    (s->valid && s->type >= ZF_NR_LOGS)) {
 			fprintf(stderr, "zlfs: SIT entry of segment %u is inconsistent (%u valid, "
-				"%u set, type %u, %u usable)\n", i, s->valid, popcount_map(s->map),
+				"%u set, type %u, %u usable)\n", i, s->valid, zf_sit_map_weight(s->map),
 				s->type, usable);
 			return -ZLFS_EFSCORRUPTED;
 		}

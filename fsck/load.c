@@ -7,7 +7,8 @@
  * The SSA is read segment by segment as the walk needs it (fsck_ssa_block).
  * The first superblock copy that passes zf_check_super is used; of the
  * two packs, the newest intact one, unless it fails zf_check_cp and the
- * older passes (reported: repair then writes from the older).
+ * older passes (reported: repair then writes from the older).  The packs
+ * are read by the codec the filesystem uses too (fs/f2fs/cp_pack.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "fsck.h"
+#include "zlfs/f2fs_cp_pack.h"
 
 /*
  * Reads go through a direct-mapped cache of aligned runs of RA_BLOCKS
@@ -176,91 +178,43 @@ static int load_super(struct fsck *f)
 	return 0;
 }
 
-/* Pack `pack`'s head into head (1 + payload blocks); its version, or 0 if torn. */
-static uint64_t read_pack(struct fsck *f, int pack, uint8_t *head, char *why, size_t len)
+/* The codec's reads: through the cache; it writes nothing here. */
+static int io_read(void *ctx, uint64_t blkaddr, void *buf)
 {
-	uint32_t at = f->lay.segment0_blkaddr + (uint32_t)pack * ZF_BLKS_PER_SEG;
-	uint8_t tail[ZF_BLKSIZE];
-	const struct zf_checkpoint *h = (const struct zf_checkpoint *)head;
-
-	snprintf(why, len, "unreadable");
-	if (fsck_read_block(f, at, head))
-		return 0;
-	if (!zf_cp_crc_ok(head)) {
-		snprintf(why, len, "bad checksum");
-		return 0;
-	}
-	uint32_t total = zf_le32_to_cpu(h->cp_pack_total_block_count);
-	if (total <= 2 || total > ZF_BLKS_PER_SEG || fsck_read_block(f, at + total - 1, tail) ||
-	    !zf_cp_crc_ok(tail) || ((struct zf_checkpoint *)tail)->checkpoint_ver != h->checkpoint_ver) {
-		snprintf(why, len, "head and tail differ (torn)");
-		return 0;
-	}
-	for (uint32_t i = 0; i < f->lay.cp_payload; i++)
-		if (fsck_read_block(f, at + 1 + i, head + (size_t)(i + 1) * ZF_BLKSIZE))
-			return 0;
-	if (zf_check_cp(&f->sb, head, why, len))
-		return 0;
-	return zf_le64_to_cpu(h->checkpoint_ver);
-}
-
-/* Compact summaries: NAT journal, SIT journal, then the data logs' entries. */
-static int read_compact(struct fsck *f, uint32_t addr, struct zf_journal *nat_j,
-			struct zf_journal *sit_j)
-{
-	uint8_t blk[ZF_BLKSIZE];
-	size_t off = 2 * ZF_SUM_JOURNAL_SIZE;
-	int ret;
-
-	if ((ret = fsck_read_block(f, addr++, blk)))
-		return ret;
-	memcpy(nat_j, blk, ZF_SUM_JOURNAL_SIZE);
-	memcpy(sit_j, blk + ZF_SUM_JOURNAL_SIZE, ZF_SUM_JOURNAL_SIZE);
-	for (int log = ZF_LOG_HOT_DATA; log <= ZF_LOG_COLD_DATA; log++) {
-		for (uint32_t j = 0; j < f->cur_off[log]; j++) {
-			if (off + ZF_SUMMARY_SIZE > ZF_BLKSIZE - ZF_SUM_FOOTER_SIZE) {
-				if ((ret = fsck_read_block(f, addr++, blk)))
-					return ret;
-				off = 0;
-			}
-			memcpy(&f->sums[log].entries[j], blk + off, ZF_SUMMARY_SIZE);
-			off += ZF_SUMMARY_SIZE;
-		}
-	}
-	return 0;
+	return fsck_read_block(ctx, blkaddr, buf);
 }
 
 static int load_cp(struct fsck *f, struct zf_journal *nat_j, struct zf_journal *sit_j)
 {
 	size_t bytes = (size_t)(1 + f->lay.cp_payload) * ZF_BLKSIZE;
-	uint8_t *p[2] = { calloc(1, bytes), calloc(1, bytes) };
-	uint64_t v[2];
-	char why[2][200];
+	void *p[2] = { calloc(1, bytes), calloc(1, bytes) };
+	struct zf_cp_io io = { .ctx = f, .read = io_read };
+	struct zf_cp_pack_state st[2];
 
 	if (!p[0] || !p[1]) {
 		free(p[0]);
 		free(p[1]);
 		return -ENOMEM;
 	}
-	for (int k = 0; k < 2; k++)
-		v[k] = read_pack(f, k, p[k], why[k], sizeof(why[k]));
-	if (!v[0] && !v[1]) {
+	/* a pack counts only if zf_check_cp passes it too: repair writes from the older */
+	int pack = zf_cp_packs_read(&io, f->lay.segment0_blkaddr, f->lay.cp_payload, &f->sb, p, st);
+	if (pack < 0) {
 		fprintf(stderr, "fsck.zlfs: %s: no valid checkpoint (pack 1: %s; pack 2: %s)\n",
-			f->spec, why[0], why[1]);
+			f->spec, st[0].why, st[1].why);
 		free(p[0]);
 		free(p[1]);
-		return -EUCLEAN;
+		return pack == -ENOMEM ? pack : -EUCLEAN;
 	}
-	f->cp_pack = v[0] >= v[1] ? 0 : 1;
-	f->cp_other_ok = v[!f->cp_pack] != 0;
+	f->cp_pack = pack;
+	f->cp_other_ok = !st[!f->cp_pack].err;
 	/* a pack that is intact but insane, and newer, is a problem of its own */
-	if (!v[!f->cp_pack] && strncmp(why[!f->cp_pack], "bad checksum", 12) &&
-	    strncmp(why[!f->cp_pack], "head and tail", 13))
+	if (st[!f->cp_pack].err && strncmp(st[!f->cp_pack].why, "bad checksum", 12) &&
+	    strncmp(st[!f->cp_pack].why, "head and tail", 13))
 		fsck_problem(f, FIX_META, "checkpoint pack %d refused: %s", !f->cp_pack + 1,
-			     why[!f->cp_pack]);
+			     st[!f->cp_pack].why);
 	f->cp = p[f->cp_pack];
 	free(p[!f->cp_pack]);
-	f->cp_ver = v[f->cp_pack];
+	f->cp_ver = st[f->cp_pack].ver;
 
 	const struct zf_checkpoint *cp = (const struct zf_checkpoint *)f->cp;
 	f->cp_flags = zf_le32_to_cpu(cp->ckpt_flags);
@@ -277,40 +231,23 @@ static int load_cp(struct fsck *f, struct zf_journal *nat_j, struct zf_journal *
 		f->sums[i].footer.entry_type = node ? ZF_SUM_TYPE_NODE : ZF_SUM_TYPE_DATA;
 	}
 
-	uint32_t start = f->lay.segment0_blkaddr + (uint32_t)f->cp_pack * ZF_BLKS_PER_SEG;
-	uint32_t sum_at = start + zf_le32_to_cpu(cp->cp_pack_start_sum);
+	uint64_t start = zf_cp_pack_addr(f->lay.segment0_blkaddr, f->cp_pack);
+	uint32_t data_off[ZF_NR_DATA_LOGS];
+	struct zf_summary_block *sums[ZF_NR_LOGS];
 	uint8_t blk[ZF_BLKSIZE];
 	int ret;
-	if (f->cp_flags & ZF_CP_COMPACT_SUM_FLAG) {
-		if ((ret = read_compact(f, sum_at, nat_j, sit_j)))
-			return ret;
-	} else {
-		for (int i = ZF_LOG_HOT_DATA; i <= ZF_LOG_COLD_DATA; i++) {
-			if ((ret = fsck_read_block(f, sum_at + (uint32_t)i, blk)))
-				return ret;
-			const struct zf_summary_block *s = (const struct zf_summary_block *)blk;
-			memcpy(f->sums[i].entries, s->entries, sizeof(s->entries));
-			if (i == ZF_LOG_HOT_DATA)
-				memcpy(nat_j, &s->journal, sizeof(*nat_j));
-			else if (i == ZF_LOG_COLD_DATA)
-				memcpy(sit_j, &s->journal, sizeof(*sit_j));
-		}
+	for (int i = 0; i < ZF_NR_LOGS; i++) {
+		sums[i] = &f->sums[i];
+		if (!zf_log_is_node((unsigned int)i))
+			data_off[i - ZF_LOG_HOT_DATA] = f->cur_off[i];
 	}
-	if (f->clean_unmount) {
-		uint32_t total = zf_le32_to_cpu(cp->cp_pack_total_block_count);
-		for (int i = ZF_LOG_HOT_NODE; i < ZF_NR_LOGS; i++) {
-			if ((ret = fsck_read_block(f, start + total - 4 + (uint32_t)(i - ZF_LOG_HOT_NODE),
-						   blk)))
-				return ret;
-			memcpy(f->sums[i].entries, ((struct zf_summary_block *)blk)->entries,
-			       sizeof(f->sums[i].entries));
-		}
-	}
+	if ((ret = zf_cp_pack_read_sums(&io, start, cp, data_off, sums, nat_j, sit_j)))
+		return ret;
 
 	/* orphans: blocks 1 + payload .. start_sum - 1 of the pack */
 	if (f->cp_flags & ZF_CP_ORPHAN_PRESENT_FLAG) {
-		uint32_t first = 1 + f->lay.cp_payload;
-		uint32_t nblk = zf_le32_to_cpu(cp->cp_pack_start_sum) - first;
+		uint32_t first = ZF_CP_PACK_HEAD_BLOCKS + f->lay.cp_payload;
+		uint32_t nblk = zf_cp_pack_orphan_blocks(cp, f->lay.cp_payload);
 		f->orphans = calloc((size_t)nblk * ZF_ORPHANS_PER_BLOCK + 1, sizeof(uint32_t));
 		if (!f->orphans)
 			return -ENOMEM;
@@ -318,8 +255,8 @@ static int load_cp(struct fsck *f, struct zf_journal *nat_j, struct zf_journal *
 			const struct zf_orphan_block *ob = (const struct zf_orphan_block *)blk;
 			if ((ret = fsck_read_block(f, start + first + b, blk)))
 				return ret;
-			uint32_t cnt = zf_le32_to_cpu(ob->entry_count);
-			if (cnt > ZF_ORPHANS_PER_BLOCK) {
+			uint32_t cnt;
+			if (zf_cp_orphan_count(ob, &cnt)) {
 				fsck_problem(f, FIX_META, "orphan block %u: %u entries", b, cnt);
 				cnt = 0;
 			}

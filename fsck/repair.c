@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "fsck.h"
+#include "zlfs/f2fs_cp_pack.h"
 #include "zlfs.h"
 
 #define BIT_TEST(m, i) ((m)[(i) / 8] & (1u << ((i) % 8)))
@@ -191,14 +192,24 @@ static int fix_ssa(struct fsck *f)
 	return ret;
 }
 
+/* The codec's I/O: the checked writes (write_block), the device's flush. */
+static int io_write(void *ctx, uint64_t blkaddr, const void *buf)
+{
+	return write_block(ctx, blkaddr, buf);
+}
+
+static int io_flush(void *ctx)
+{
+	return zlfs_zdev_flush(((struct fsck *)ctx)->dev);
+}
+
 /* The pack in use, rewritten in place with the recounted state. */
 static int fix_cp(struct fsck *f)
 {
 	struct zf_checkpoint *cp = (struct zf_checkpoint *)f->cp;
-	uint32_t payload = f->lay.cp_payload, start = f->lay.segment0_blkaddr +
-						     (uint32_t)f->cp_pack * ZF_BLKS_PER_SEG;
+	uint64_t start = zf_cp_pack_addr(f->lay.segment0_blkaddr, f->cp_pack);
 	uint32_t *orph = calloc(f->nr_orphans + 1, sizeof(uint32_t)), norph = 0;
-	uint8_t blk[ZF_BLKSIZE];
+	struct zf_cp_io io = { .ctx = f, .write = io_write, .flush = io_flush };
 	int ret;
 
 	if (!orph)
@@ -209,11 +220,8 @@ static int fix_cp(struct fsck *f)
 		    f->ino[ino].parent == ino && !f->ino[ino].disk_links)
 			orph[norph++] = ino;
 	}
-	uint32_t oblocks = (norph + ZF_ORPHANS_PER_BLOCK - 1) / ZF_ORPHANS_PER_BLOCK;
 	bool umount = f->cp_flags & ZF_CP_UMOUNT_FLAG;
-	uint32_t start_sum = 1 + payload + oblocks;
-	uint32_t total = start_sum + ZF_NR_DATA_LOGS + (umount ? ZF_NR_NODE_LOGS : 0) + 1;
-	if (total > ZF_BLKS_PER_SEG) {
+	if (zf_cp_pack_total(f->lay.cp_payload, zf_cp_orphan_blocks(norph), umount) > ZF_BLKS_PER_SEG) {
 		free(orph);
 		return -ENOSPC;
 	}
@@ -225,44 +233,19 @@ static int fix_cp(struct fsck *f)
 					 ZF_CP_FSCK_FLAG | ZF_CP_ERROR_FLAG);
 	flags |= ZF_CP_NOCRC_RECOVERY_FLAG | (norph ? ZF_CP_ORPHAN_PRESENT_FLAG : 0);
 	cp->ckpt_flags = zf_cpu_to_le32(flags);
-	cp->cp_pack_start_sum = zf_cpu_to_le32(start_sum);
-	cp->cp_pack_total_block_count = zf_cpu_to_le32(total);
-	zf_cp_set_crc(cp);
 
 	/* everything but the tail, then the tail: a torn rewrite fails its checks */
-	if ((ret = write_block(f, start, cp)))
-		goto out;
-	for (uint32_t i = 0; i < payload; i++)
-		if ((ret = write_block(f, start + 1 + i, f->cp + (size_t)(i + 1) * ZF_BLKSIZE)))
-			goto out;
-	for (uint32_t b = 0; b < oblocks; b++) {
-		struct zf_orphan_block *ob = (struct zf_orphan_block *)blk;
-		uint32_t n = norph - b * ZF_ORPHANS_PER_BLOCK;
-		memset(blk, 0, sizeof(blk));
-		if (n > ZF_ORPHANS_PER_BLOCK)
-			n = ZF_ORPHANS_PER_BLOCK;
-		for (uint32_t i = 0; i < n; i++)
-			ob->ino[i] = zf_cpu_to_le32(orph[b * ZF_ORPHANS_PER_BLOCK + i]);
-		ob->blk_addr = zf_cpu_to_le16((uint16_t)(b + 1));   /* 1-based, as the kernel's */
-		ob->blk_count = zf_cpu_to_le16((uint16_t)oblocks);
-		ob->entry_count = zf_cpu_to_le32(n);
-		ob->check_sum = zf_cpu_to_le32(zf_crc32(ZF_SUPER_MAGIC, ob, offsetof(struct zf_orphan_block,
-										     check_sum)));
-		if ((ret = write_block(f, start + 1 + payload + b, blk)))
-			goto out;
-	}
-	for (int i = 0; i < ZF_NR_LOGS; i++) {
-		if (zf_log_is_node((unsigned int)i) && !umount)
-			break;
-		struct zf_summary_block *s = (struct zf_summary_block *)blk;
-		memset(blk, 0, sizeof(blk));
-		memcpy(s->entries, f->sums[i].entries, sizeof(s->entries));
-		s->footer.entry_type = f->sums[i].footer.entry_type;   /* journals: empty */
-		if ((ret = write_block(f, start + start_sum + (uint32_t)i, blk)))
-			goto out;
-	}
-	if ((ret = zlfs_zdev_flush(f->dev)) || (ret = write_block(f, start + total - 1, cp)) ||
-	    (ret = zlfs_zdev_flush(f->dev)))
+	struct zf_cp_pack_body body = {
+		.payload_blks = f->cp + ZF_BLKSIZE,
+		.payload = f->lay.cp_payload,
+		.orphans = orph,
+		.norphans = norph,
+		.umount = umount,
+	};
+	for (int i = 0; i < ZF_NR_LOGS; i++)
+		body.sums[i] = &f->sums[i];
+	if ((ret = zf_cp_pack_write_body(&io, start, cp, &body)) ||
+	    (ret = zf_cp_pack_write_tail(&io, start, cp)))
 		goto out;
 	printf("%s: checkpoint rewritten: %llu blocks, %llu nodes, %llu inodes, %u orphans\n",
 	       f->spec, (unsigned long long)f->owned, (unsigned long long)f->walk_nodes,

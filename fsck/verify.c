@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "fsck.h"
+#include "zlfs/f2fs_sit.h"
 
 #define BIT_TEST(m, i) ((m)[(i) / 8] & (1u << ((i) % 8)))
 
@@ -95,23 +96,15 @@ static void check_links(struct fsck *f)
 	}
 }
 
-static unsigned int popcount_map(const uint8_t *map)
-{
-	unsigned int n = 0;
-	for (int i = 0; i < ZF_SIT_VBLOCK_MAP_SIZE; i++)
-		n += (unsigned int)__builtin_popcount(map[i]);
-	return n;
-}
-
 static void check_sit(struct fsck *f, uint64_t *owned)
 {
 	*owned = 0;
 	for (uint32_t s = 0; s < f->nr_segs; s++) {
 		const struct zf_sit_entry *e = &f->sit[s];
 		unsigned int v = zf_sit_vblocks(e), usable = zf_layout_usable_blocks(&f->lay, s);
-		if (popcount_map(e->valid_map) != v)
+		if (zf_sit_map_weight(e->valid_map) != v)
 			fsck_problem(f, FIX_META, "SIT of segment %u: %u valid blocks, %u bits set", s, v,
-				     popcount_map(e->valid_map));
+				     zf_sit_map_weight(e->valid_map));
 		unsigned int reached = 0;
 		for (unsigned int b = 0; b < ZF_BLKS_PER_SEG; b++) {
 			uint64_t rel = (uint64_t)s * ZF_BLKS_PER_SEG + b;
