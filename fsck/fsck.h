@@ -4,8 +4,9 @@
  *
  *   main.c    the command line: options, modes, the mounted-device refusal
  *   run.c     one run (fsck_run): the order of the passes, the rounds of
- *             repair, the exit code (fsck(8)); problems (FSCK_SHOWN of
- *             each kind printed), -v and the progress bar
+ *             repair, the exit code (fsck(8))
+ *   report.c  problems (FSCK_SHOWN of each kind printed), -v, errors and
+ *             the progress bar: what every other file calls to speak
  *   load.c    superblocks, checkpoint packs, NAT, SIT and SSA read and
  *             checked (zf_check_super / zf_check_cp); the roll-forward chain
  *   walk.c    the tree from the root: nodes, data blocks, xattrs, dentries,
@@ -178,6 +179,7 @@ struct fsck {
  */
 int fsck_run(struct fsck *f);
 
+/* report.c */
 /*
  * Report one inconsistency (printf-style); counted by the fix it needs.
  * Printed only while its kind has had fewer than FSCK_SHOWN (all with -v).
