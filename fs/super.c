@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "zlfs.h"
+#include "zlfs/probe.h"
 
 /* ---- superblock ------------------------------------------------------------------- */
 
@@ -148,7 +149,15 @@ static int read_super(struct zlfs_sb *sbi, char *err, size_t errlen)
 	if (ret) {
 		if (!strncmp(why[0], "superblock: bad magic", 21) &&
 		    !strncmp(why[1], "superblock: bad magic", 21))
-			snprintf(err, errlen, "no F2FS superblock (run mkfs.zlfs)");
+		{
+			/* say what is there instead, if anything: advising mkfs
+			 * over an ext4 volume would invite destroying it */
+			char what[400];
+			if (zf_probe_explain(zlfs_zdev_spec(sbi->dev), what, sizeof(what)))
+				snprintf(err, errlen, "%s", what);
+			else
+				snprintf(err, errlen, "no F2FS superblock (run mkfs.zlfs)");
+		}
 		else
 			snprintf(err, errlen, "no valid superblock: first copy: %s; second copy: %s",
 				 why[0], why[1]);

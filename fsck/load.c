@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "fsck.h"
+#include "zlfs/probe.h"
 #include "zlfs/f2fs_cp_pack.h"
 
 /*
@@ -159,7 +160,11 @@ static int load_super(struct fsck *f)
 		}
 	}
 	if (used < 0) {
-		fprintf(stderr, "fsck.zlfs: %s: no valid superblock\n", f->spec);
+		char what[400];
+		if (zf_probe_explain(f->spec, what, sizeof(what)))
+			fprintf(stderr, "fsck.zlfs: %s %s\n", f->spec, what);
+		else
+			fprintf(stderr, "fsck.zlfs: %s: no valid superblock\n", f->spec);
 		return -EUCLEAN;
 	}
 	uint32_t feat = zf_le32_to_cpu(f->sb.feature);

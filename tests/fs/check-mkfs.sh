@@ -134,6 +134,18 @@ truncate -s 256M "$T/meta.img"
 out=$($M -c "$T/ext4-keep.img" "$T/meta.img" 2>&1) && fail "-c: formatted over an ext4 member"
 echo "$out" | grep -q "ext4-keep.img contains an ext4 filesystem" || fail "-c member: $out"
 [ "$(sha256sum <"$T/ext4-keep.img")" = "$before" ] || fail "-c: the ext4 member was modified"
+# the daemon and fsck.zlfs say what a non-F2FS device holds (and mount nothing)
+mkdir -p "$T/mnt"
+out=$("$B/fs/zlfs" "$T/ext4-keep.img" "$T/mnt" 2>&1) && fail "zlfs mounted an ext4 image"
+echo "$out" | grep -q "holds an ext4 filesystem, label 'data', UUID .*, not F2FS" || fail "zlfs: $out"
+echo "$out" | grep -q "mkfs" && fail "zlfs advises mkfs over ext4: $out"
+out=$("$B/fsck/fsck.zlfs" "$T/ext4-keep.img" 2>&1) && fail "fsck.zlfs passed an ext4 image"
+echo "$out" | grep -q "ext4-keep.img holds an ext4 filesystem, label 'data', UUID .*, not F2FS" ||
+	fail "fsck.zlfs: $out"
+[ "$(sha256sum <"$T/ext4-keep.img")" = "$before" ] || fail "zlfs/fsck.zlfs modified the ext4 image"
+truncate -s 256M "$T/zero.img"
+out=$("$B/fs/zlfs" "$T/zero.img" "$T/mnt" 2>&1) && fail "zlfs mounted a zeroed image"
+echo "$out" | grep -q "no F2FS superblock (run mkfs.zlfs)" || fail "zlfs on zeros: $out"
 
 # -f over an existing volume whose zones hold data: every zone is reset first,
 # and formatting twice in a row gives a checkable image each time
