@@ -124,6 +124,28 @@ static uint32_t name_hash(const char *name, size_t len)
 	return zf_dentry_hash((const uint8_t *)name, len);
 }
 
+/*
+ * The blocks a listing walks: those below i_size that the hash table can
+ * hold at the directory's depth.  Levels 0 .. depth-1 end where level
+ * `depth` would start; a block past that is in no name's bucket (lookups
+ * never read it, and fsck.f2fs calls an entry there misplaced), so a
+ * damaged i_size (1 TiB on a directory of two blocks) bounds nothing.
+ * A damaged depth is bounded too (ZF_MAX_DIR_HASH_DEPTH), and the walk
+ * skips missing node subtrees, so a listing stays quick either way.
+ */
+static uint64_t dir_blocks(const struct zf_inode *ri)
+{
+	uint64_t n = (zf_le64_to_cpu(ri->i_size) + ZF_BLKSIZE - 1) / ZF_BLKSIZE;
+	unsigned int depth = zf_le32_to_cpu(ri->i_current_depth);
+
+	if (depth > ZF_MAX_DIR_HASH_DEPTH)
+		depth = ZF_MAX_DIR_HASH_DEPTH;
+	if (!depth)
+		depth = 1;       /* as zlfs_dir_add takes it */
+	uint64_t cap = zf_dir_block_index(depth, ri->i_dir_level, 0);
+	return n < cap ? n : cap;
+}
+
 /* Find name; on success *pos says where and blk holds its block. */
 static int dir_find(struct zlfs_sb *sbi, struct zinode *dir, const char *name, size_t len,
 		    struct zf_dentry_block *blk, struct dpos *pos)
@@ -410,11 +432,19 @@ int zlfs_dir_iterate(struct zlfs_sb *sbi, struct zinode *dir, uint64_t pos,
 	if (!blk)
 		return -ENOMEM;
 	bool inl = has_inline_dentry(ri);
-	uint64_t nblocks = inl ? 1 : (zf_le64_to_cpu(ri->i_size) + ZF_BLKSIZE - 1) / ZF_BLKSIZE;
+	uint64_t nblocks = inl ? 1 : dir_blocks(ri);
 	for (uint64_t b = start_block; b < nblocks; b++) {
 		if (inl) {
 			view_inline(&v, ri);
 		} else {
+			/* holes: on past a missing node's subtree at once */
+			uint64_t nx;
+			if ((ret = zlfs_file_next_mapped(sbi, dir, b, &nx)))
+				break;
+			if (nx > b) {
+				b = nx - 1;
+				continue;
+			}
 			if ((ret = zlfs_read_file_block(sbi, dir, b, blk)))
 				break;
 			view_block(&v, blk);

@@ -60,6 +60,49 @@ static int block_addr(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, ui
 	return 0;
 }
 
+int zlfs_file_next_mapped(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, uint64_t *next)
+{
+	const uint64_t A = ZF_ADDRS_PER_BLOCK, AN = A * ZF_NIDS_PER_BLOCK;
+	struct zf_inode *ri = zi_raw(zi);
+	const uint64_t direct = ZF_ADDRS_PER_INODE - zf_extra_isize_words(ri) -
+				zf_inline_xattr_words(ri, false);
+	/* the inode's five node pointers and the blocks under each (F2FS's get_node_path) */
+	const uint64_t span[5] = { A, A, AN, AN, AN * ZF_NIDS_PER_BLOCK };
+	struct znode *dn;
+	unsigned int ofs;
+	int ret = zlfs_get_dnode(sbi, zi, index, false, &dn, &ofs);
+
+	*next = index;
+	if (ret == -EFBIG) {
+		*next = UINT64_MAX;      /* past the tree's reach: nothing more */
+		return 0;
+	}
+	if (ret != -ENOENT)
+		return ret;
+	uint64_t base = direct;
+	for (unsigned int r = 0; r < 5; base += span[r], r++) {
+		if (index >= base + span[r])
+			continue;
+		uint32_t nid = zf_le32_to_cpu(ri->i_nid[r]);
+		uint64_t rel = index - base;
+		if (!nid || r < 2) {
+			*next = base + span[r];          /* the whole subtree is missing */
+		} else if (r < 4) {
+			*next = base + (rel / A + 1) * A;   /* a direct node under it is */
+		} else {
+			/* double indirect: is the indirect node below it there? */
+			struct znode *in;
+			uint64_t j = rel / AN;
+			if ((ret = zlfs_node_get(sbi, nid, zi->ino, ZF_NODE_KIND_INDIRECT, &in)))
+				return ret;
+			*next = in->blk.in.nid[j] ? base + (rel / A + 1) * A : base + (j + 1) * AN;
+		}
+		return 0;
+	}
+	*next = UINT64_MAX;
+	return 0;
+}
+
 /* Blocks zlfs itself writes (dentry blocks, symlink targets): through bcache.c. */
 static bool meta_file(struct zinode *zi)
 {
@@ -510,8 +553,15 @@ static int punch_blocks(struct zlfs_sb *sbi, struct zinode *zi, uint64_t from, u
 		struct znode *dn;
 		unsigned int ofs, nr;
 		int ret = zlfs_get_dnode(sbi, zi, idx, false, &dn, &ofs);
-		if (ret == -ENOENT)
-			continue;     /* a missing node maps nothing: could skip further */
+		if (ret == -ENOENT) {
+			/* a missing node maps nothing: on past its whole subtree */
+			uint64_t nx;
+			if ((ret = zlfs_file_next_mapped(sbi, zi, idx, &nx)))
+				return ret;
+			if (nx > idx)
+				idx = nx - 1;
+			continue;
+		}
 		if (ret)
 			return ret;
 		zf_le32 *slot = &zlfs_dnode_addrs(dn, &nr)[ofs];
@@ -588,6 +638,16 @@ static int alloc_range(struct zlfs_sb *sbi, struct zinode *zi, uint64_t off, uin
 
 	for (uint64_t idx = fb; idx < lb; idx++) {
 		uint32_t a;
+		uint64_t nx;
+		/* a missing node's subtree is holes all through: counted at once */
+		if ((ret = zlfs_file_next_mapped(sbi, zi, idx, &nx)))
+			return ret;
+		if (nx > idx) {
+			uint64_t e = nx < lb ? nx : lb;
+			holes += e - idx;
+			idx = e - 1;
+			continue;
+		}
 		if ((ret = block_addr(sbi, zi, idx, &a)))
 			return ret;
 		holes += a == ZF_NULL_ADDR;

@@ -812,6 +812,14 @@ int zlfs_file_fallocate(struct zlfs_sb *sbi, struct zinode *zi, int mode, uint64
 int zlfs_file_fsync(struct zlfs_sb *sbi, struct zinode *zi, bool datasync);
 /* Read block `index` of a file (directories too) into buf (zeros for a hole). */
 int zlfs_read_file_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, void *buf);
+/*
+ * The first file block at or after index that zi's node tree can map:
+ * index itself when the direct node holding it exists, else the first
+ * block past the missing node's subtree (UINT64_MAX past the tree's
+ * reach).  Walks over holes step with it, so a sparse file or a damaged
+ * i_size costs a step per missing node, never one per block.
+ */
+int zlfs_file_next_mapped(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, uint64_t *next);
 /* Write a whole block of a file at a new address (directory blocks). */
 int zlfs_write_file_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index,
 			  const void *buf, unsigned int log);

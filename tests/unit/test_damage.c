@@ -2308,9 +2308,199 @@ START_TEST(test_damage)
 }
 END_TEST
 
+/* ---- crafted images: three the seeded rounds found hangs on ---------------------------------- */
+
+/*
+ * A 64-bit FNV-1a of a whole file: the image and its IMAGE.zst before and
+ * after a refused mount must be the same bytes.
+ */
+static uint64_t file_sum(const char *path)
+{
+	static uint8_t buf[1 << 20];
+	uint64_t h = 0xcbf29ce484222325ull;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		for (ssize_t i = 0; i < n; i++)
+			h = (h ^ buf[i]) * 0x100000001b3ull;
+	ck_assert_int_eq(n, 0);
+	close(fd);
+	return h;
+}
+
+/* Set inode ino's i_mode and/or i_size in its block on img (NULL: leave it). */
+static void craft_inode(const char *img, uint32_t ino, const uint16_t *mode, const uint64_t *size,
+			const uint32_t *depth)
+{
+	uint32_t a = tu_node_addr(img, ino);
+	struct zf_node *n = malloc(ZF_BLKSIZE);
+
+	ck_assert_ptr_nonnull(n);
+	tu_blk_read(img, a, n);
+	ck_assert_uint_eq(zf_le32_to_cpu(n->footer.nid), ino);
+	if (mode)
+		n->i.i_mode = zf_cpu_to_le16(*mode);
+	if (size)
+		n->i.i_size = zf_cpu_to_le64(*size);
+	if (depth)
+		n->i.i_current_depth = zf_cpu_to_le32(*depth);
+	tu_blk_write(img, a, n);
+	free(n);
+}
+
+/*
+ * The root inode crafted to i_mode: refused at mount (read-write, the
+ * mount that would checkpoint), the reason naming fsck.zlfs, and neither
+ * the image nor its zone state changed by the refusal.  (The daemon
+ * served such a volume and failed every request; with mode 0100644 or 0
+ * it also wrote a checkpoint first.)
+ */
+static void root_refused(uint16_t mode, const char *want)
+{
+	char *img = tu_fs_volume("root.img"), *zst;
+	struct zlfs_opts o;
+	struct zlfs_sb *sbi = NULL;
+	char err[256] = "";
+
+	ck_assert_int_ge(asprintf(&zst, "%s.zst", img), 0);
+	craft_inode(img, ZF_ROOT_INO, &mode, NULL, NULL);
+	uint64_t before = file_sum(img), zbefore = file_sum(zst);
+	zlfs_opts_inprocess(&o);
+	int ret = zlfs_mount(img, &o, &sbi, err, sizeof(err));
+	ck_assert_msg(ret == -ZLFS_EFSCORRUPTED, "root mode 0%o: mount gave %d (%s)",
+		      (unsigned int)mode, ret, err);
+	ck_assert_ptr_null(sbi);
+	ck_assert_msg(strstr(err, "fsck.zlfs") && strstr(err, want),
+		      "root mode 0%o: the reason \"%s\" must say \"%s\" and fsck.zlfs",
+		      (unsigned int)mode, err, want);
+	ck_assert_msg(file_sum(img) == before, "the refused mount wrote to the image");
+	ck_assert_msg(file_sum(zst) == zbefore, "the refused mount changed the zone state");
+	/* read-only is refused the same way */
+	o.ro = true;
+	ck_assert_int_eq(zlfs_mount(img, &o, &sbi, err, sizeof(err)), -ZLFS_EFSCORRUPTED);
+	unlink(img);
+	unlink(zst);
+	free(zst);
+	free(img);
+}
+
+START_TEST(test_root_regular)
+{
+	root_refused(S_IFREG | 0644, "not a directory");
+}
+END_TEST
+
+START_TEST(test_root_mode0)
+{
+	root_refused(0, "root");
+}
+END_TEST
+
+static int count_emit(void *ctx, const char *name, size_t len, uint32_t ino, uint8_t ft,
+		      uint64_t next)
+{
+	(void)name;
+	(void)len;
+	(void)ino;
+	(void)ft;
+	(void)next;
+	(*(uint32_t *)ctx)++;
+	return 0;
+}
+
+/*
+ * The walks of a directory whose i_size says 1 TiB (268 million blocks,
+ * a few of them real) at its depth (1), and the largest i_size an inode
+ * may have (3.9 TiB) with its depth crafted to the most F2FS allows (63,
+ * where the hash table reaches past the node tree): a listing returns
+ * every entry and a lookup answers, each in a fraction of a second (as a
+ * punch of a sparse file that large does).  The walks visited every block
+ * index (`ls -lR` of such a mount did not return: here 2 and 17 minutes);
+ * run in a child so a hang fails the test after a generous limit (a
+ * thousand times what the walk takes) rather than stopping the suite.
+ */
+static void dir_walks(const char *img, uint32_t dir)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (!pid) {
+		struct zlfs_sb *sbi = tu_fs_mount(img, 0);
+		struct zinode *d;
+		uint32_t n = 0, ino;
+		uint8_t ft;
+		if (zlfs_iget(sbi, dir, &d) || zlfs_dir_iterate(sbi, d, 0, count_emit, &n))
+			_exit(2);
+		if (n != 302)              /* 300 entries, . and .. */
+			_exit(3);
+		if (zlfs_dir_lookup(sbi, d, "no-such-name", 12, &ino, &ft) != -ENOENT ||
+		    zlfs_dir_lookup(sbi, d, "entry-299", 9, &ino, &ft))
+			_exit(4);
+		_exit(0);
+	}
+	int st;
+	double t0 = now_s();
+	pid_t r;
+	while (!(r = waitpid(pid, &st, WNOHANG)) && now_s() - t0 < 120)
+		usleep(20000);
+	if (!r) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		ck_abort_msg("listing a directory with a crafted i_size did not end in 120 s");
+	}
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the walk failed (status %#x)", st);
+}
+
+START_TEST(test_dir_1tib)
+{
+	char *img = tu_fs_volume("bigdir.img");
+	struct tu_tree t;
+	const uint64_t tib = 1ull << 40, most = zf_max_file_bytes() / ZF_BLKSIZE * ZF_BLKSIZE;
+	const uint32_t deep = ZF_MAX_DIR_HASH_DEPTH;
+	double t0;
+
+	tu_make_tree(img, &t);
+	craft_inode(img, t.dir, NULL, &tib, NULL);
+	t0 = now_s();
+	dir_walks(img, t.dir);
+	fprintf(stderr, "dir_1tib: depth 1: %.2f s\n", now_s() - t0);
+	craft_inode(img, t.dir, NULL, &most, &deep);
+	t0 = now_s();
+	dir_walks(img, t.dir);
+	fprintf(stderr, "dir_1tib: %llu bytes, depth %u: %.2f s\n", (unsigned long long)most, deep,
+		now_s() - t0);
+
+	/* a punch across all those holes, on a sparse file that is not damaged at all */
+	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
+	struct zinode *f;
+	ck_assert_int_eq(zlfs_iget(sbi, t.big, &f), 0);
+	ck_assert_int_eq(zlfs_file_truncate(sbi, f, most), 0);
+	ck_assert_int_eq(zlfs_file_write(sbi, f, "end", 3, most - 3), 0);
+	t0 = now_s();
+	ck_assert_int_eq(zlfs_file_fallocate(sbi, f, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+					     most), 0);
+	fprintf(stderr, "dir_1tib: punch of %llu bytes: %.2f s\n", (unsigned long long)most,
+		now_s() - t0);
+	ck_assert_uint_eq(zf_le64_to_cpu(zi_raw(f)->i_size), most);
+	zlfs_iput(sbi, f, 0);
+	tu_fs_unmount(sbi);
+	unlink(img);
+	free(img);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("damage");
+	/* first: quick, and CK_RUN_CASE=crafted runs them alone */
+	TCase *cr = tcase_create("crafted");
+	tcase_set_timeout(cr, 900);
+	tcase_add_test(cr, test_root_regular);
+	tcase_add_test(cr, test_root_mode0);
+	tcase_add_test(cr, test_dir_1tib);
+	suite_add_tcase(s, cr);
 	TCase *tc = tcase_create("damage");
 	tcase_set_timeout(tc, 880);
 	tcase_add_test(tc, test_damage);
