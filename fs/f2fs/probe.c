@@ -4,16 +4,23 @@
  * Owns nothing past one call: each probe opens the path read-only, asks
  * libblkid for superblocks (filesystems, RAID/LVM members, crypto) and
  * partition tables, and closes it.  It never writes.  Used before mkfs
- * destroys anything, and by the mount and fsck to explain a refusal.
+ * destroys anything, and by the mount and fsck to explain a refusal (with
+ * zf_probe_explain, which also recognises a later device of a
+ * multi-device volume by the first device's superblock beside it).
  * No locks: libblkid probes are per call.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <blkid.h>
 
+#include "zlfs/f2fs_format.h"
 #include "zlfs/probe.h"
 
 /* A value of the probe, or NULL when it is absent or empty. */
@@ -98,6 +105,98 @@ int zf_probe_path(const char *path, char *desc, size_t desclen)
 	}
 	blkid_free_probe(pr);
 	return ret;
+}
+
+/*
+ * Devices 1.. of a multi-device volume carry no superblock: only device 0's
+ * lists them.  Look for that device among the files beside path (where
+ * mkfs.zlfs -c users keep them), reading two blocks of each: a superblock
+ * copy whose devs[] names path (the same inode) makes path its device
+ * *index.  Everything read is untrusted: the magic checked, each recorded
+ * path used only if NUL-terminated within its field.  At most 4096
+ * entries are looked at.
+ */
+static int member_of(const char *path, char *owner, size_t ownerlen, int *index)
+{
+	char dir[4096], cand[4096];
+	struct stat me, st;
+	uint8_t buf[2 * ZF_BLKSIZE];
+	int found = 0, seen = 0;
+
+	if (stat(path, &me) || !S_ISREG(me.st_mode))
+		return 0;
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash == dir)
+		dir[1] = 0;
+	else if (slash)
+		*slash = 0;
+	else
+		snprintf(dir, sizeof(dir), ".");
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	for (struct dirent *e; !found && seen < 4096 && (e = readdir(d)); seen++) {
+		if (e->d_name[0] == '.' && (!e->d_name[1] || !strcmp(e->d_name, "..")))
+			continue;
+		/* a bare name stays bare: "meta.img", not "./meta.img" */
+		if ((size_t)snprintf(cand, sizeof(cand), "%s%s%s", slash ? dir : "",
+				     slash && slash != dir ? "/" : "", e->d_name) >= sizeof(cand))
+			continue;
+		if (stat(cand, &st) || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(buf) ||
+		    (st.st_dev == me.st_dev && st.st_ino == me.st_ino))
+			continue;
+		int fd = open(cand, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			continue;
+		ssize_t n = pread(fd, buf, sizeof(buf), 0);
+		close(fd);
+		for (int copy = 0; !found && n == (ssize_t)sizeof(buf) && copy < 2; copy++) {
+			const struct zf_super *sb =
+				(const void *)(buf + copy * ZF_BLKSIZE + ZF_SUPER_OFFSET);
+			if (zf_le32_to_cpu(sb->magic) != ZF_SUPER_MAGIC)
+				continue;
+			for (int i = 1; i < ZF_MAX_DEVICES; i++) {
+				const uint8_t *p = sb->devs[i].path;
+				struct stat ms;
+				if (!p[0] || !memchr(p, 0, ZF_DEVICE_PATH_LEN))
+					break;
+				if (!stat((const char *)p, &ms) && ms.st_dev == me.st_dev &&
+				    ms.st_ino == me.st_ino) {
+					snprintf(owner, ownerlen, "%s", cand);
+					*index = i;
+					found = 1;
+					break;
+				}
+			}
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+int zf_probe_explain(const char *spec, char *msg, size_t msglen)
+{
+	char path[4096], what[512], owner[4096];
+	int index = 0;
+	size_t n = strcspn(spec, "?");
+
+	if (msglen)
+		msg[0] = 0;
+	if (!strncmp(spec, "mem:", 4) || n >= sizeof(path))
+		return 0;
+	memcpy(path, spec, n);
+	path[n] = 0;
+	if (zf_probe_path(path, what, sizeof(what)) > 0) {
+		snprintf(msg, msglen, "holds %s, not F2FS", what);
+		return 1;
+	}
+	if (member_of(path, owner, sizeof(owner), &index)) {
+		snprintf(msg, msglen, "is device %d of the multi-device volume whose first "
+			 "device is %s: name that one instead", index + 1, owner);
+		return 1;
+	}
+	return 0;
 }
 
 int zf_probe_spec(const char *spec, char *desc, size_t desclen)

@@ -27,4 +27,15 @@ int zf_probe_path(const char *path, char *desc, size_t desclen);
  */
 int zf_probe_spec(const char *spec, char *desc, size_t desclen);
 
+/*
+ * Why a device without an F2FS superblock is not a volume, for the mount's
+ * and fsck's refusal: "holds an ext4 filesystem, label 'data', UUID ...,
+ * not F2FS", or, for a later device of a multi-device volume (which holds
+ * no superblock), "is device 2 of the multi-device volume whose first
+ * device is /x/meta.img: name that one instead" (found among the files
+ * beside it).  Returns 1 with msg set, 0 when nothing is known (msg empty:
+ * the caller's own advice, e.g. to run mkfs.zlfs, stands).
+ */
+int zf_probe_explain(const char *spec, char *msg, size_t msglen);
+
 #endif

@@ -146,6 +146,60 @@ echo "$out" | grep -q "ext4-keep.img holds an ext4 filesystem, label 'data', UUI
 truncate -s 256M "$T/zero.img"
 out=$("$B/fs/zlfs" "$T/zero.img" "$T/mnt" 2>&1) && fail "zlfs mounted a zeroed image"
 echo "$out" | grep -q "no F2FS superblock (run mkfs.zlfs)" || fail "zlfs on zeros: $out"
+# a later device of a multi-device volume holds no superblock: the mount and
+# fsck.zlfs name the first device (found beside it) instead of advising mkfs
+mkdir -p "$T/multi"
+truncate -s 256M "$T/multi/meta.img"
+$Z create "$T/multi/zns.img" --size 1G --zone-size 16M >/dev/null &&
+	$M "$T/multi/meta.img" -c "$T/multi/zns.img" >/dev/null || fail "mkfs -c for the member check"
+out=$("$B/fs/zlfs" "$T/multi/zns.img" "$T/mnt" 2>&1) && fail "zlfs mounted a later member"
+echo "$out" | grep -q "zns.img: is device 2 of the multi-device volume whose first device is $T/multi/meta.img: name that one instead" ||
+	fail "zlfs on a member: $out"
+out=$("$B/fsck/fsck.zlfs" "$T/multi/zns.img" 2>&1) && fail "fsck.zlfs passed a later member"
+echo "$out" | grep -q "zns.img is device 2 of the multi-device volume whose first device is $T/multi/meta.img" ||
+	fail "fsck.zlfs on a member: $out"
+
+# Too small: every refusal gives the smallest device for the geometry, taken
+# from mkfs.zlfs itself (the layout code), never hard-coded here.  Plain files
+# have 2 MiB zones, all conventional.  At the minimum: formats, fsck.f2fs
+# passes, it mounts; one zone less: refused with the same minimum.
+small() {  # SIZE REGEX: refused with exit 1, the message matches and gives the minimum
+	local img=$T/small-$1.img out rc=0
+	truncate -s "$1" "$img"
+	out=$($M "$img" 2>&1) || rc=$?
+	[ $rc = 1 ] || fail "size $1: exit $rc, expected 1: $out"
+	echo "$out" | grep -qE "$2" || fail "size $1: message: $out"
+	echo "$out" | grep -qE "it needs at least [0-9]+ MiB with 2 MiB zones and 6 logs$" ||
+		fail "size $1: no minimum in: $out"
+	echo "$out" | grep -qE "$img.*$img" && fail "size $1: the path twice: $out"
+	MIN_MB=$(echo "$out" | sed -nE 's/.*it needs at least ([0-9]+) MiB.*/\1/p')
+}
+small 0 "less than one 2 MiB zone"
+min0=$MIN_MB
+small 1M "less than one 2 MiB zone"
+small 10M "the metadata alone needs"
+small 40M "GC needs"
+[ "$MIN_MB" = "$min0" ] || fail "minimum differs: $min0 and $MIN_MB MiB"
+small "$((MIN_MB - 2))M" "left for data"
+truncate -s "${MIN_MB}M" "$T/min.img"
+out=$($M "$T/min.img" 2>&1) || fail "at the minimum ($MIN_MB MiB): $out"
+fsck_ok "$T/min.img" "minimum size"
+if [ -c /dev/fuse ] && command -v fusermount3 >/dev/null; then
+	mkdir -p "$T/min.mnt"
+	"$B/fs/zlfs" "$T/min.img" "$T/min.mnt" || fail "minimum size: mount failed"
+	echo hello >"$T/min.mnt/f" && sync -f "$T/min.mnt" || { fusermount3 -u "$T/min.mnt"; fail "minimum size: write"; }
+	fusermount3 -u "$T/min.mnt" || fail "minimum size: unmount"
+	for _ in $(seq 600); do pgrep -f "zlfs $T/min.img" >/dev/null || break; sleep 0.1; done
+	fsck_ok "$T/min.img" "minimum size, after a mount"
+fi
+echo "check-mkfs: sizes ok (minimum $MIN_MB MiB with 2 MiB zones)"
+# exit codes: 1 for every error, usage included
+for args in "" "a b" "-q x" "-o abc x" "-o 150 x" "-c"; do
+	rc=0; $M $args >/dev/null 2>&1 || rc=$?
+	[ $rc = 1 ] || fail "mkfs.zlfs $args: exit $rc, expected 1"
+done
+out=$($M -o abc x 2>&1 || true); echo "$out" | grep -q "^mkfs.zlfs: -o: " || fail "-o error: $out"
+$M --help >/dev/null || fail "--help: nonzero exit"
 
 # -f over an existing volume whose zones hold data: every zone is reset first,
 # and formatting twice in a row gives a checkable image each time
