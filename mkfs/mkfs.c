@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -150,6 +151,114 @@ static int flush_dev(struct mkfs *m)
 	if (ret)
 		err_msg("flush failed: %s", zlfs_zdev_strerror(ret));
 	return ret;
+}
+
+/* ---- sizes ------------------------------------------------------------------- */
+
+/*
+ * The smallest useful volume: beyond what GC reserves and overprovisions,
+ * room for MIN_DATA_SECS sections of data, so a file system that mounts can
+ * also hold files.  (mkfs.f2fs's own floor is lower, but a volume whose
+ * "data" rounds to nothing is a trap, not a filesystem.)
+ */
+#define MIN_DATA_SECS 4
+
+/*
+ * Everything that decides whether a geometry can hold a volume: the layout,
+ * the logs the zone limits allow, the reserve and overprovision, and the
+ * data floor above.  Returns 0, -ENOSPC for "too small" (why says so), or
+ * another negative errno for a geometry zlfs can't use at any size.
+ */
+static int size_check(const struct zlfs_zdev_geom *g, double ratio, struct zf_layout *l,
+		      struct zf_ovp *o, unsigned int *mask, char *why, size_t whylen)
+{
+	int ret = zf_layout_compute(l, g, why, whylen);
+
+	if (ret)
+		return ret;
+	*mask = l->zoned ? zf_log_mask_for_limits(g->max_open, g->max_active) : ZF_LOGMASK_ALL;
+	if (!*mask) {
+		snprintf(why, whylen, "the device allows %u open and %u active zones; zlfs needs "
+			 "at least 2 (a node log and a data log)", g->max_open, g->max_active);
+		return -EINVAL;
+	}
+	ret = zf_layout_ovp(l, (unsigned int)__builtin_popcount(*mask), ratio, o, why, whylen);
+	if (ret)
+		return ret;
+	uint64_t floor = (uint64_t)MIN_DATA_SECS * l->usable_segs_per_sec * ZF_BLKS_PER_SEG;
+	if (o->user_block_count < floor) {
+		snprintf(why, whylen, "device too small: %.1f MiB left for data, less than %d "
+			 "sections (%.0f MiB)", (double)o->user_block_count * ZF_BLKSIZE / (1 << 20),
+			 MIN_DATA_SECS, (double)floor * ZF_BLKSIZE / (1 << 20));
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+/*
+ * The smallest device of geometry g (its zone size, capacity, limits and
+ * conventional zones; all zones conventional on a device without zones)
+ * that size_check accepts, in bytes; 0 if none up to 64 Ki zones.
+ */
+static uint64_t min_size(const struct zlfs_zdev_geom *g, double ratio)
+{
+	struct zf_layout l;
+	struct zf_ovp o;
+	unsigned int mask;
+	char why[256];
+
+	for (uint32_t n = 2; n <= 65536; n++) {
+		struct zlfs_zdev_geom t = *g;
+		t.nr_zones = n;
+		t.size = (uint64_t)n * g->zone_size;
+		t.nr_conv = g->zoned ? (g->nr_conv < n ? g->nr_conv : n) : n;
+		if (!size_check(&t, ratio, &l, &o, &mask, why, sizeof(why)))
+			return t.size;
+	}
+	return 0;
+}
+
+static void fmt_size(char *buf, size_t len, uint64_t bytes)
+{
+	if (bytes >= (1ull << 30) && !(bytes % (1ull << 30)))
+		snprintf(buf, len, "%llu GiB", (unsigned long long)(bytes >> 30));
+	else
+		snprintf(buf, len, "%llu MiB", (unsigned long long)(bytes >> 20));
+}
+
+/*
+ * "at least 448 MiB with 64 MiB zones and 6 logs (4 conventional); with 16
+ * MiB zones 160 MiB": the fix for a too-small device, from the real layout.
+ */
+static void min_size_hint(const struct zlfs_zdev_geom *g, double ratio, char *buf, size_t len)
+{
+	uint64_t need = min_size(g, ratio);
+	unsigned int mask = g->zoned ? zf_log_mask_for_limits(g->max_open, g->max_active)
+				     : ZF_LOGMASK_ALL;
+	char a[32], z[32];
+	size_t n;
+
+	buf[0] = 0;
+	if (!need)
+		return;
+	fmt_size(a, sizeof(a), need);
+	fmt_size(z, sizeof(z), g->zone_size);
+	n = (size_t)snprintf(buf, len, "; it needs at least %s with %s zones and %d logs", a, z,
+			     __builtin_popcount(mask));
+	if (g->zoned && n < len)
+		n += (size_t)snprintf(buf + n, len - n, " (%u conventional)", g->nr_conv);
+	/* a smaller zone size makes a smaller minimum: name one */
+	uint64_t alt = g->zone_size > (16u << 20) ? (16u << 20) : 0;
+	if (alt && n < len) {
+		struct zlfs_zdev_geom t = *g;
+		t.zone_size = alt;
+		t.zone_cap = g->zone_cap < alt ? g->zone_cap : alt;
+		uint64_t need2 = min_size(&t, ratio);
+		if (need2) {
+			fmt_size(a, sizeof(a), need2);
+			snprintf(buf + n, len - n, "; with 16 MiB zones %s", a);
+		}
+	}
 }
 
 /* ---- checks ------------------------------------------------------------------- */
@@ -601,18 +710,18 @@ static int set_label(struct mkfs *m, const char *s)
 			cp = *p & 0x07;
 			more = 3;
 		} else {
-			return err_msg("label is not valid UTF-8");
+			return err_msg("-l: the label is not valid UTF-8");
 		}
 		p++;
 		for (int i = 0; i < more; i++, p++) {
 			if ((*p & 0xc0) != 0x80)
-				return err_msg("label is not valid UTF-8");
+				return err_msg("-l: the label is not valid UTF-8");
 			cp = (cp << 6) | (*p & 0x3f);
 		}
 		if (cp > 0x10ffff || (cp >= 0xd800 && cp < 0xe000))
-			return err_msg("label is not valid UTF-8");
+			return err_msg("-l: the label is not valid UTF-8");
 		if (n + (cp >= 0x10000 ? 2 : 1) > ZF_MAX_VOLUME_NAME - 1)
-			return err_msg("label too long (at most %d UTF-16 code units)",
+			return err_msg("-l: the label is too long (at most %d UTF-16 code units)",
 				       ZF_MAX_VOLUME_NAME - 1);
 		if (cp >= 0x10000) {
 			cp -= 0x10000;
@@ -632,7 +741,7 @@ static int parse_ratio(const char *s, double *out)
 	double v = strtod(s, &end);
 
 	if (end == s || (*end && strcmp(end, "%")) || !(v > 0 && v < 100))
-		return err_msg("overprovision '%s' is not a percentage in (0, 100)", s);
+		return err_msg("-o: overprovision '%s' is not a percentage in (0, 100)", s);
 	*out = v;
 	return 0;
 }
@@ -720,6 +829,41 @@ static void print_summary(struct mkfs *m)
 		printf("  label:         %s\n", m->label_str);
 }
 
+/*
+ * A device that would not open.  The path and the errno are said once (the
+ * device layer's message may already hold either).  A plain file smaller
+ * than a zone gets the size it needs, as a too-small device does.
+ */
+static void open_error(const struct mkfs *m, int err, double ratio)
+{
+	const char *msg = zlfs_zdev_errmsg();
+	char path[4096], hint[256] = "";
+	struct stat st;
+
+	spec_path(m->spec, path, sizeof(path));
+	if (err == -EINVAL && m->nspecs == 1 && !strchr(m->spec, '?') &&
+	    strncmp(m->spec, "mem:", 4) && !stat(path, &st) && S_ISREG(st.st_mode) &&
+	    st.st_size < (2 << 20)) {
+		char zst[4200];
+		snprintf(zst, sizeof(zst), "%s.zst", path);
+		if (access(zst, F_OK)) {
+			/* a plain file: 2 MiB zones, all conventional (fs/blk/zemu.c) */
+			struct zlfs_zdev_geom g = { .zone_size = 2 << 20, .zone_cap = 2 << 20,
+						    .lbs = 4096, .kind = ZLFS_DEV_IMAGE };
+			min_size_hint(&g, ratio, hint, sizeof(hint));
+			err_msg("%s: device too small: %lld bytes, less than one 2 MiB zone%s",
+				path, (long long)st.st_size, hint);
+			return;
+		}
+	}
+	if (!msg || !*msg)
+		err_msg("%s: %s", m->spec, strerror(-err));
+	else if (strstr(msg, path) || strstr(msg, m->spec))
+		err_msg("%s", msg);
+	else
+		err_msg("%s: %s", m->spec, msg);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -742,7 +886,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'c':
 			if (m.nspecs + 1 >= ZF_MAX_DEVICES) {
-				err_msg("at most %d devices", ZF_MAX_DEVICES);
+				err_msg("-c: at most %d devices in all", ZF_MAX_DEVICES);
 				return 1;
 			}
 			m.specs[1 + m.nspecs++] = optarg;
@@ -770,7 +914,11 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1) {
-		usage(stderr);
+		if (optind == argc)
+			err_msg("no DEVICE given (see mkfs.zlfs --help)");
+		else
+			err_msg("one DEVICE expected, not %d (the others take -c; see mkfs.zlfs --help)",
+				argc - optind);
 		return 1;
 	}
 	m.spec = argv[optind];
@@ -830,29 +978,18 @@ int main(int argc, char **argv)
 	memset(m.zeros, 0, ZERO_CHUNK);
 
 	if ((c = zlfs_zdev_open_multi(m.specs, m.nspecs, &m.dev))) {
-		err_msg("%s: %s (%s)", m.spec, zlfs_zdev_errmsg(), strerror(-c));
+		open_error(&m, c, ratio);
 		m.dev = NULL;
 		goto out;
 	}
 	m.g = zlfs_zdev_geom(m.dev);
 
 	/* Everything is checked before the first write. */
-	if (zf_layout_compute(&m.l, m.g, why, sizeof(why))) {
-		err_msg("%s: %s", m.spec, why);
-		goto out;
-	}
-	m.log_mask = zf_log_mask_for_limits(m.g->max_open, m.g->max_active);
-	if (m.l.zoned && !m.log_mask) {
-		err_msg("%s: the device allows %u open and %u active zones; zlfs needs at "
-			"least 2 (a node log and a data log)", m.spec, m.g->max_open,
-			m.g->max_active);
-		goto out;
-	}
-	if (!m.l.zoned)
-		m.log_mask = ZF_LOGMASK_ALL;
-	if (zf_layout_ovp(&m.l, (unsigned int)__builtin_popcount(m.log_mask), ratio, &m.o, why,
-			  sizeof(why))) {
-		err_msg("%s: %s", m.spec, why);
+	if ((c = size_check(m.g, ratio, &m.l, &m.o, &m.log_mask, why, sizeof(why)))) {
+		char hint[256] = "";
+		if (c == -ENOSPC)
+			min_size_hint(m.g, ratio, hint, sizeof(hint));
+		err_msg("%s: %s%s", m.spec, why, hint);
 		goto out;
 	}
 	zones = calloc(m.g->nr_zones, sizeof(*zones));
