@@ -662,8 +662,12 @@ int zlfs_fuse_finish(struct zlfs_sb *sbi)
 
 static void zl_destroy(void *userdata)
 {
+	struct zlfs_sb *sbi = *(struct zlfs_sb **)userdata;
+
 	count_op(ZR_DESTROY);
-	zlfs_fuse_finish(*(struct zlfs_sb **)userdata);
+	/* also called by fuse_session_destroy when DESTROY never came: main unmounts after it */
+	if (sbi)
+		zlfs_fuse_finish(sbi);
 }
 
 static void zl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)

@@ -480,7 +480,12 @@ static void mount_error(const char *spec, const char *err, int ret, const char *
 static int check_mountpoint(const char *mnt)
 {
 	struct stat st;
+	unsigned int fd;
+	char end;
 
+	/* /dev/fd/N: a /dev/fuse descriptor the caller mounted already (libfuse's convention) */
+	if (sscanf(mnt, "/dev/fd/%u%c", &fd, &end) == 1)
+		return 0;
 	if (stat(mnt, &st) < 0) {
 		int e = errno;
 		fprintf(stderr, "zlfs: mount point %s: %s\n", mnt, strerror(e));
@@ -752,6 +757,13 @@ out_kunmount:
 out_signals:
 	fuse_remove_signal_handlers(se);
 out_unmount:
+	/*
+	 * The session goes first: fuse_session_destroy runs DESTROY's
+	 * handler when the kernel never sent it (a plain fuse mount), and
+	 * that handler needs the volume still mounted.
+	 */
+	fuse_session_destroy(se);
+	se = NULL;
 	/* written already unless the session never ran; zlfs_unmount then only lets go */
 	if (sbi) {
 		int fin = zlfs_fuse_finish(sbi);
