@@ -223,11 +223,12 @@ int zlfs_zdev_discard(struct zlfs_zdev *dev, uint64_t off, uint64_t len)
 		return 0;
 	if (off % g->lbs || len % g->lbs || off > g->size || len > g->size - off)
 		return -EINVAL;
+	/* a read-only open changes nothing, whatever the zones (as every op here) */
+	if (g->rdonly)
+		return -EROFS;
 	/* conventional zones come first (nr_conv of them) */
 	if (g->zoned && off + len > (uint64_t)g->nr_conv * g->zone_size)
 		return -EINVAL;
-	if (g->rdonly)
-		return -EROFS;
 	if (!dev->ops->discard)
 		return -EOPNOTSUPP;
 	return dev->ops->discard(dev, off, len);
