@@ -224,45 +224,6 @@ static fuse_ino_t to_fuse(uint32_t ino)
 	return ino == ZF_ROOT_INO ? FUSE_ROOT_ID : ino;
 }
 
-/*
- * Every operation takes the filesystem lock here (lock.c): lock() for
- * those that change anything, lock_shared() for lookups and reads, which
- * run at once.  It also tells background GC the filesystem is busy, and
- * keeps the memory bound.  ops_active counts the operations between lock
- * and unlock, including those waiting with the lock dropped (I/O, GC): the
- * trim may unpin inodes only when this one is alone.
- */
-static void lock(struct zlfs_sb *sbi)
-{
-	zlfs_lock(sbi);
-	zlfs_note_op(sbi);
-	bool quiet = __atomic_add_fetch(&sbi->ops_active, 1, __ATOMIC_RELAXED) == 1 &&
-		     !sbi->gc_busy && !sbi->io_inflight;
-	zlfs_cache_balance(sbi, quiet);
-}
-static void unlock(struct zlfs_sb *sbi)
-{
-	__atomic_sub_fetch(&sbi->ops_active, 1, __ATOMIC_RELAXED);
-	zlfs_unlock(sbi);
-}
-
-/* Readers add clean nodes; the trim runs exclusive, so past the bound go through lock() once. */
-static void lock_shared(struct zlfs_sb *sbi)
-{
-	if (zlfs_cache_over(sbi)) {
-		lock(sbi);
-		unlock(sbi);
-	}
-	zlfs_lock_shared(sbi);
-	zlfs_note_op(sbi);
-	__atomic_add_fetch(&sbi->ops_active, 1, __ATOMIC_RELAXED);
-}
-static void unlock_shared(struct zlfs_sb *sbi)
-{
-	__atomic_sub_fetch(&sbi->ops_active, 1, __ATOMIC_RELAXED);
-	zlfs_unlock_shared(sbi);
-}
-
 static int writable(struct zlfs_sb *sbi)
 {
 	return zlfs_writable(sbi);
@@ -699,7 +660,7 @@ static void zl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	VIRT_REFUSE(req, parent);
-	lock_shared(sbi);
+	zlfs_op_begin(sbi, true);
 	if (!strcmp(name, ".")) {
 		/*
 		 * Export support: the kernel turns a file handle back into an
@@ -711,7 +672,7 @@ static void zl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 			ret = -ESTALE;
 		if (!ret)
 			fill_entry(sbi, zi, &e);
-		unlock_shared(sbi);
+		zlfs_op_end(sbi, true);
 		/* the number came from a file handle: one that names no inode is stale */
 		if (ret == -ENOENT || ret == -ZLFS_EFSCORRUPTED)
 			ret = -ESTALE;
@@ -724,7 +685,7 @@ static void zl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (!(ret = get_dir(sbi, parent, &dir)))
 		ret = zlfs_dir_lookup(sbi, dir, name, strlen(name), &ino, &ft);
 	if (ret == -ENOENT) {
-		unlock_shared(sbi);
+		zlfs_op_end(sbi, true);
 		memset(&e, 0, sizeof(e));
 		e.entry_timeout = TIMEOUT;   /* a negative entry */
 		fuse_reply_entry(req, &e);
@@ -732,7 +693,7 @@ static void zl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	if (!ret)
 		ret = fill_entry_ino(sbi, ino, &e);
-	unlock_shared(sbi);
+	zlfs_op_end(sbi, true);
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
@@ -755,9 +716,9 @@ static void zl_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
 	struct zlfs_sb *sbi = SBI(req);
 	count(ZR_FORGET, ino);
-	lock(sbi);
+	zlfs_op_begin(sbi, false);
 	forget_one(sbi, ino, nlookup);
-	unlock(sbi);
+	zlfs_op_end(sbi, false);
 	fuse_reply_none(req);
 }
 
@@ -769,10 +730,10 @@ static void zl_forget_multi(fuse_req_t req, size_t n, struct fuse_forget_data *f
 			count_op(ZR_BATCH_FORGET);
 			break;
 		}
-	lock(sbi);
+	zlfs_op_begin(sbi, false);
 	for (size_t i = 0; i < n; i++)
 		forget_one(sbi, f[i].ino, f[i].nlookup);
-	unlock(sbi);
+	zlfs_op_end(sbi, false);
 	fuse_reply_none(req);
 }
 
@@ -796,10 +757,10 @@ static void zl_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_err(req, ENOSPC);
 		return;
 	}
-	lock_shared(sbi);
+	zlfs_op_begin(sbi, true);
 	if (!(ret = zlfs_inode_attr(sbi, to_ino(ino), &a)))
 		zlfs_attr_stat(&a, &st);
-	unlock_shared(sbi);
+	zlfs_op_end(sbi, true);
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
@@ -851,7 +812,7 @@ static void zl_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	DOWN_REFUSE(req, ino);
 	VIRT_REFUSE(req, ino);
 	clock_gettime(CLOCK_REALTIME_COARSE, &now);   /* as zlfs_inode_touch */
-	lock(sbi);
+	zlfs_op_begin(sbi, false);
 	if ((ret = zlfs_iget(sbi, to_ino(ino), &zi)) || (ret = writable(sbi)) ||
 	    ((to_set & FUSE_SET_ATTR_SIZE) && (ret = zlfs_balance(sbi, 2))))
 		goto out;
@@ -905,7 +866,7 @@ static void zl_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	zlfs_inode_dirty(sbi, zi);
 	zlfs_inode_stat(sbi, zi, &st);
 out:
-	unlock(sbi);
+	zlfs_op_end(sbi, false);
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
@@ -934,9 +895,9 @@ static void zl_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	lock(sbi);
+	zlfs_op_begin(sbi, false);
 	ret = do_create(sbi, req, parent, name, mode, rdev, NULL, &e, NULL);
-	unlock(sbi);
+	zlfs_op_end(sbi, false);
 	reply_entry_or_err(req, ret, &e);
 }
 
@@ -948,9 +909,9 @@ static void zl_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 
 	count(ZR_MKDIR, parent);
 	DOWN_REFUSE(req, parent);
-	lock(sbi);
+	zlfs_op_begin(sbi, false);
 	ret = do_create(sbi, req, parent, name, S_IFDIR | (mode & 07777), 0, NULL, &e, NULL);
-	unlock(sbi);
+	zlfs_op_end(sbi, false);
 	reply_entry_or_err(req, ret, &e);
 }
 
@@ -966,9 +927,9 @@ static void zl_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 		fuse_reply_err(req, ENAMETOOLONG);
 		return;
 	}
-	lock(sbi);
+	zlfs_op_begin(sbi, false);
 	ret = do_create(sbi, req, parent, name, S_IFLNK | 0777, 0, link, &e, NULL);
-	unlock(sbi);
+	zlfs_op_end(sbi, false);
 	reply_entry_or_err(req, ret, &e);
 }
 
@@ -982,11 +943,11 @@ static void zl_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 
 	count(ZR_CREATE, parent);
 	DOWN_REFUSE(req, parent);
-	lock(sbi);
+	zlfs_op_begin(sbi, false);
 	ret = do_create(sbi, req, parent, name, S_IFREG | (mode & 07777), 0, NULL, &e, &zi);
 	if (!ret)
 		zi->nopen++;
-	unlock(sbi);
+	zlfs_op_end(sbi, false);
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;
@@ -1012,14 +973,14 @@ static void zl_readlink(fuse_req_t req, fuse_ino_t ino)
 	count(ZR_READLINK, ino);
 	DOWN_REFUSE(req, ino);
 	VIRT_REFUSE(req, ino);
-	lock_shared(sbi);
+	zlfs_op_begin(sbi, true);
 	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
 		if (!S_ISLNK(zf_le16_to_cpu(zi_raw(zi)->i_mode)))
 			ret = -EINVAL;
 		else
 			ret = zlfs_file_read(sbi, zi, buf, ZF_BLKSIZE, 0, &got);
 	}
-	unlock_shared(sbi);
+	zlfs_op_end(sbi, true);
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;
@@ -1037,12 +998,12 @@ static void zl_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, EPERM);
 		return;
 	}
-	lock(sbi);
+	zlfs_op_begin(sbi, false);
 	/* removing frees space: it goes ahead even when GC found none to make */
 	int ret = zlfs_balance(sbi, 8);
 	if (!ret || ret == -ENOSPC)
 		ret = zlfs_unlink(sbi, to_ino(parent), name, false);
-	unlock(sbi);
+	zlfs_op_end(sbi, false);
 	fuse_reply_err(req, -ret);
 }
 
@@ -1055,12 +1016,12 @@ static void zl_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, EPERM);
 		return;
 	}
-	lock(sbi);
+	zlfs_op_begin(sbi, false);
 	/* removing frees space: it goes ahead even when GC found none to make */
 	int ret = zlfs_balance(sbi, 8);
 	if (!ret || ret == -ENOSPC)
 		ret = zlfs_unlink(sbi, to_ino(parent), name, true);
-	unlock(sbi);
+	zlfs_op_end(sbi, false);
 	fuse_reply_err(req, -ret);
 }
 
@@ -1077,11 +1038,11 @@ static void zl_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 		fuse_reply_err(req, is_virt(ino) || is_virt(newparent) ? EPERM : EEXIST);
 		return;
 	}
-	lock(sbi);
+	zlfs_op_begin(sbi, false);
 	if (!(ret = zlfs_balance(sbi, 8)) &&
 	    !(ret = zlfs_link(sbi, to_ino(ino), to_ino(newparent), newname, &zi)))
 		fill_entry(sbi, zi, &e);
-	unlock(sbi);
+	zlfs_op_end(sbi, false);
 	reply_entry_or_err(req, ret, &e);
 }
 
@@ -1110,7 +1071,7 @@ static void zl_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		fuse_reply_err(req, EPERM);
 		return;
 	}
-	lock(sbi);
+	zlfs_op_begin(sbi, false);
 	int ret = zlfs_balance(sbi, 16);
 	if (!ret && parent != newparent) {
 		moved[0] = dir_named(sbi, parent, name);
@@ -1120,7 +1081,7 @@ static void zl_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	struct zlfs_cred c = cred_of(req);
 	if (!ret)
 		ret = zlfs_rename_as(sbi, &c, to_ino(parent), name, to_ino(newparent), newname, flags);
-	unlock(sbi);
+	zlfs_op_end(sbi, false);
 	fuse_reply_err(req, -ret);
 	/*
 	 * A directory moved to another parent has a new "..", which the
@@ -1160,7 +1121,7 @@ static void zl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		virt_open(req, ino, fi);
 		return;
 	}
-	lock(sbi);
+	zlfs_op_begin(sbi, false);
 	if ((fi->flags & O_TRUNC) && (fi->flags & O_ACCMODE) != O_RDONLY &&
 	    (ret = zlfs_balance(sbi, 2)))
 		;
@@ -1200,7 +1161,7 @@ static void zl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 				accessed = zlfs_inode_accessed(sbi, zi) == 1;
 		}
 	}
-	unlock(sbi);
+	zlfs_op_end(sbi, false);
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;
@@ -1224,10 +1185,10 @@ static void read_accessed(struct zlfs_sb *sbi, fuse_ino_t ino)
 {
 	struct zinode *zi;
 
-	lock(sbi);
+	zlfs_op_begin(sbi, false);
 	if (!zlfs_iget(sbi, to_ino(ino), &zi))
 		zlfs_inode_accessed(sbi, zi);
-	unlock(sbi);
+	zlfs_op_end(sbi, false);
 }
 
 static void do_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -1239,13 +1200,13 @@ static void do_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		virt_release(req, fi);
 		return;
 	}
-	lock(sbi);
+	zlfs_op_begin(sbi, false);
 	if (!zlfs_iget(sbi, to_ino(ino), &zi)) {
 		if (zi->nopen)
 			zi->nopen--;
 		zlfs_iput(sbi, zi, 0);
 	}
-	unlock(sbi);
+	zlfs_op_end(sbi, false);
 	fuse_reply_err(req, 0);
 }
 
@@ -1276,11 +1237,11 @@ static void zl_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	lock_shared(sbi);
+	zlfs_op_begin(sbi, true);
 	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
 		ret = zlfs_file_read(sbi, zi, buf, size, (uint64_t)off, &got);
 	due = !ret && zlfs_atime_due(sbi, zi);
-	unlock_shared(sbi);
+	zlfs_op_end(sbi, true);
 	if (due)
 		read_accessed(sbi, ino);
 	if (ret)
@@ -1302,7 +1263,7 @@ static void zl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	count(ZR_WRITE, ino);
 	DOWN_REFUSE(req, ino);
 	VIRT_REFUSE(req, ino);
-	lock(sbi);
+	zlfs_op_begin(sbi, false);
 	/*
 	 * room first: the blocks, maybe a new dnode and an inline conversion;
 	 * a write that is not writeback's leaves the reserve to writeback
@@ -1322,7 +1283,7 @@ static void zl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	if (ret == -ENOSPC && fi->writepage)
 		sbi->st.wb_lost_writes++;   /* the reserve fell short: README says when */
 	low = fi->writepage && wb_gated(sbi);
-	unlock(sbi);
+	zlfs_op_end(sbi, false);
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
@@ -1336,12 +1297,12 @@ static void do_sync(fuse_req_t req)
 	struct zlfs_sb *sbi = SBI(req);
 	int ret = 0;
 
-	lock(sbi);
+	zlfs_op_begin(sbi, false);
 	if (sbi->fatal)
 		ret = -EIO;
 	else if (sbi->dirty)
 		ret = zlfs_checkpoint(sbi, false);   /* durable when fsync returns */
-	unlock(sbi);
+	zlfs_op_end(sbi, false);
 	fuse_reply_err(req, ret ? EIO : 0);
 }
 
@@ -1358,10 +1319,10 @@ static void zl_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 		fuse_reply_err(req, 0);
 		return;
 	}
-	lock(sbi);
+	zlfs_op_begin(sbi, false);
 	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
 		ret = zlfs_file_fsync(sbi, zi, datasync != 0);
-	unlock(sbi);
+	zlfs_op_end(sbi, false);
 	fuse_reply_err(req, ret ? (ret == -ENOSPC ? ENOSPC : EIO) : 0);
 }
 
@@ -1394,7 +1355,7 @@ static void zl_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 		return;
 	}
 	VIRT_REFUSE(req, ino);
-	lock(sbi);
+	zlfs_op_begin(sbi, false);
 	if (!(ret = writable(sbi)) && !(ret = zlfs_balance(sbi, 4)) &&
 	    !(ret = zlfs_iget(sbi, to_ino(ino), &zi)) && !(ret = zlfs_may_fallocate(zi, mode))) {
 		/* the kernel stamps fallocate's times (and sends them) itself */
@@ -1403,7 +1364,7 @@ static void zl_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 		ret = zlfs_file_fallocate(sbi, zi, mode, (uint64_t)off, (uint64_t)len);
 		ztimes_end(sbi, zi, &t);
 	}
-	unlock(sbi);
+	zlfs_op_end(sbi, false);
 	fuse_reply_err(req, -ret);
 }
 
@@ -1441,10 +1402,10 @@ static void zl_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 			fuse_reply_err(req, ENOTDIR);
 		return;
 	}
-	lock(sbi);
+	zlfs_op_begin(sbi, false);
 	if (!(ret = get_dir(sbi, ino, &zi)))
 		zi->nopen++;
-	unlock(sbi);
+	zlfs_op_end(sbi, false);
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
@@ -1527,11 +1488,11 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	lock_shared(sbi);
+	zlfs_op_begin(sbi, true);
 	if (!(ret = get_dir(sbi, ino, &dir)))
 		ret = zlfs_dir_iterate(sbi, dir, (uint64_t)off, rd_emit, &r);
 	due = !ret && zlfs_atime_due(sbi, dir);
-	unlock_shared(sbi);
+	zlfs_op_end(sbi, true);
 	if (due)
 		read_accessed(sbi, ino);
 	if (!ret)
@@ -1620,13 +1581,13 @@ static void zl_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 		ngroups = fuse_req_getgroups(req, 256, groups);
 		ngroups = ngroups < 0 ? 0 : ngroups > 256 ? 256 : ngroups;
 	}
-	lock(sbi);
+	zlfs_op_begin(sbi, false);
 	if (!(ret = writable(sbi)) && !(ret = zlfs_balance(sbi, 4)) &&
 	    !(ret = zlfs_iget(sbi, to_ino(ino), &zi)) && !(ret = zlfs_may_change(zi)))
 		ret = zlfs_xattr_set(sbi, zi, name, value, size, flags);
 	if (!ret && acl)
 		acl_drop_sgid(req, zi, groups, ngroups);
-	unlock(sbi);
+	zlfs_op_end(sbi, false);
 	fuse_reply_err(req, -ret);
 }
 
@@ -1650,13 +1611,13 @@ static void zl_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 		virt_getxattr(req, ino, name, size);
 		return;
 	}
-	lock_shared(sbi);
+	zlfs_op_begin(sbi, true);
 	/* ls -l asks every file for two names: answer "none" from the attributes */
 	if (!(ret = zlfs_inode_attr(sbi, to_ino(ino), &a)) && a.no_xattr)
 		ret = zlfs_xattr_check_name(name) ?: -ENODATA;
 	else if (!ret && !(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
 		ret = zlfs_xattr_get(sbi, zi, name, buf, size, &len);
-	unlock_shared(sbi);
+	zlfs_op_end(sbi, true);
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else if (!size)
@@ -1688,11 +1649,11 @@ static void zl_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 			fuse_reply_xattr(req, 0);
 		return;
 	}
-	lock_shared(sbi);
+	zlfs_op_begin(sbi, true);
 	if (!(ret = zlfs_inode_attr(sbi, to_ino(ino), &a)) && !a.no_xattr &&
 	    !(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
 		ret = zlfs_xattr_list(sbi, zi, buf, size, &len);
-	unlock_shared(sbi);
+	zlfs_op_end(sbi, true);
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else if (!size)
@@ -1714,11 +1675,11 @@ static void zl_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 		fuse_reply_err(req, EPERM);
 		return;
 	}
-	lock(sbi);
+	zlfs_op_begin(sbi, false);
 	if (!(ret = writable(sbi)) && !(ret = zlfs_iget(sbi, to_ino(ino), &zi)) &&
 	    !(ret = zlfs_may_change(zi)))
 		ret = zlfs_xattr_remove(sbi, zi, name);
-	unlock(sbi);
+	zlfs_op_end(sbi, false);
 	fuse_reply_err(req, -ret);
 }
 
@@ -1766,9 +1727,9 @@ static void ioctl_shutdown(fuse_req_t req, void *arg)
 	else
 		ret = caller_read(req, arg, &mode, sizeof(mode));
 	if (!ret) {
-		lock(sbi);
+		zlfs_op_begin(sbi, false);
 		ret = zlfs_shutdown(sbi, mode);
-		unlock(sbi);
+		zlfs_op_end(sbi, false);
 	}
 	if (ret)
 		fuse_reply_err(req, -ret);
@@ -1793,9 +1754,9 @@ static void ioctl_fitrim(fuse_req_t req, const void *in_buf, size_t in_bufsz, si
 		return;
 	}
 	memcpy(&r, in_buf, sizeof(r));
-	lock(sbi);
+	zlfs_op_begin(sbi, false);
 	ret = zlfs_trim(sbi, r.start, r.len, r.minlen, &trimmed);
-	unlock(sbi);
+	zlfs_op_end(sbi, false);
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;
@@ -1866,7 +1827,7 @@ static void zl_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	lock(sbi);
+	zlfs_op_begin(sbi, false);
 	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
 		if (cmd == (unsigned int)FS_IOC_GETFLAGS || cmd == (unsigned int)FS_IOC32_GETFLAGS)
 			fl = zlfs_flags_get(zi);
@@ -1877,7 +1838,7 @@ static void zl_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 		else
 			ret = zlfs_flags_set(sbi, zi, fl);
 	}
-	unlock(sbi);
+	zlfs_op_end(sbi, false);
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;

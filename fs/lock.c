@@ -20,6 +20,14 @@
  *              done.  Readers keep their registration during their I/O.
  * Every release of the exclusive lock publishes the space counters
  * (zlfs_space_publish), which statfs reads with no lock at all.
+ *
+ * The operation bracket, zlfs_op_begin / zlfs_op_end, is what a user
+ * operation (each FUSE request; the tests that act as one) takes instead
+ * of the bare lock: it also tells background GC the filesystem is busy,
+ * keeps the memory bound (super.c's zlfs_cache_balance, on the way in),
+ * and counts the operation in sbi->ops_active (atomic, no lock), which
+ * includes operations waiting with the lock dropped: the cache trim may
+ * unpin inodes only when the operation running it is alone.
  * Lock order: sbi->lock, then sbi->cache_lock; wr_lock (data.c) and the
  * dispatcher's locks below both.  The dispatcher's completions take none
  * of these.
@@ -104,4 +112,36 @@ void zlfs_cache_unlock(struct zlfs_sb *sbi)
 {
 	if (shared_held)
 		pthread_mutex_unlock(&sbi->cache_lock);
+}
+
+void zlfs_op_begin(struct zlfs_sb *sbi, bool shared)
+{
+	if (shared) {
+		/*
+		 * Readers add clean nodes but never trim (only exclusive holders
+		 * evict): past the bound, one exclusive bracket trims first.
+		 */
+		if (zlfs_cache_over(sbi)) {
+			zlfs_op_begin(sbi, false);
+			zlfs_op_end(sbi, false);
+		}
+		zlfs_lock_shared(sbi);
+		zlfs_note_op(sbi);
+		__atomic_add_fetch(&sbi->ops_active, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	zlfs_lock(sbi);
+	zlfs_note_op(sbi);
+	bool quiet = __atomic_add_fetch(&sbi->ops_active, 1, __ATOMIC_RELAXED) == 1 &&
+		     !sbi->gc_busy && !sbi->io_inflight;
+	zlfs_cache_balance(sbi, quiet);
+}
+
+void zlfs_op_end(struct zlfs_sb *sbi, bool shared)
+{
+	__atomic_sub_fetch(&sbi->ops_active, 1, __ATOMIC_RELAXED);
+	if (shared)
+		zlfs_unlock_shared(sbi);
+	else
+		zlfs_unlock(sbi);
 }

@@ -284,7 +284,7 @@ struct zlfs_sb {
 	uint32_t cache_blocks;           /* nodes + cached blocks, clean and dirty */
 	uint32_t node_cap;               /* nodes kept after a trim or checkpoint */
 	uint32_t dirty_cap;              /* dirty nodes + blocks: a checkpoint past this */
-	uint32_t ops_active;             /* FUSE operations between lock() and unlock() */
+	uint32_t ops_active;             /* operations between zlfs_op_begin and _end (lock.c) */
 	uint32_t trim_retry;             /* no trim below this many nodes (0: any time) */
 	uint32_t nr_orphans;
 
@@ -348,6 +348,13 @@ void zlfs_lock_retake(struct zlfs_sb *sbi);
 /* Around readers' changes to the caches (nothing to do when exclusive). */
 void zlfs_cache_lock(struct zlfs_sb *sbi);
 void zlfs_cache_unlock(struct zlfs_sb *sbi);
+/*
+ * A user operation's bracket: the lock (shared for lookups and reads,
+ * else exclusive), the note to background GC that the filesystem is
+ * busy, the memory bound kept, sbi->ops_active counted.
+ */
+void zlfs_op_begin(struct zlfs_sb *sbi, bool shared);
+void zlfs_op_end(struct zlfs_sb *sbi, bool shared);
 
 /* ---- super.c ---- */
 /*

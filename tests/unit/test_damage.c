@@ -1422,39 +1422,6 @@ static int counted(int ret)
 	return ret;
 }
 
-/* fuse_ops.c's lock() / unlock() / lock_shared() / unlock_shared() */
-static void op_lock(struct zlfs_sb *sbi)
-{
-	zlfs_lock(sbi);
-	zlfs_note_op(sbi);
-	bool quiet = __atomic_add_fetch(&sbi->ops_active, 1, __ATOMIC_RELAXED) == 1 &&
-		     !sbi->gc_busy && !sbi->io_inflight;
-	zlfs_cache_balance(sbi, quiet);
-}
-
-static void op_unlock(struct zlfs_sb *sbi)
-{
-	__atomic_sub_fetch(&sbi->ops_active, 1, __ATOMIC_RELAXED);
-	zlfs_unlock(sbi);
-}
-
-static void rd_lock(struct zlfs_sb *sbi)
-{
-	if (zlfs_cache_over(sbi)) {
-		op_lock(sbi);
-		op_unlock(sbi);
-	}
-	zlfs_lock_shared(sbi);
-	zlfs_note_op(sbi);
-	__atomic_add_fetch(&sbi->ops_active, 1, __ATOMIC_RELAXED);
-}
-
-static void rd_unlock(struct zlfs_sb *sbi)
-{
-	__atomic_sub_fetch(&sbi->ops_active, 1, __ATOMIC_RELAXED);
-	zlfs_unlock_shared(sbi);
-}
-
 struct ent {
 	uint32_t dir, ino;
 	uint16_t mode;
@@ -1550,10 +1517,10 @@ static uint32_t read_dir(struct zlfs_sb *sbi, struct walk *w, uint32_t dino, str
 		struct zinode *dir;
 		int ret;
 		phase("readdir of %u from %#llx", dino, (unsigned long long)pos);
-		rd_lock(sbi);
+		zlfs_op_begin(sbi, true);
 		if (!(ret = zlfs_dir_iget(sbi, dino, &dir)))
 			ret = zlfs_dir_iterate(sbi, dir, pos, rd_emit, &c);
-		rd_unlock(sbi);
+		zlfs_op_end(sbi, true);
 		if (counted(ret) || !c.n)
 			break;
 		for (uint32_t i = 0; i < c.n && n < MAX_DIRENTS; i++)
@@ -1582,10 +1549,10 @@ static void read_file(struct zlfs_sb *sbi, struct walk *w, uint32_t ino, uint64_
 		size_t got = 0;
 		int ret;
 		phase("read %u at %llu (size %llu)", ino, (unsigned long long)off, (unsigned long long)size);
-		rd_lock(sbi);
+		zlfs_op_begin(sbi, true);
 		if (!(ret = zlfs_iget(sbi, ino, &zi)))
 			ret = zlfs_file_read(sbi, zi, w->buf, CHUNK, off, &got);
-		rd_unlock(sbi);
+		zlfs_op_end(sbi, true);
 		if (counted(ret))
 			break;
 		CHILD_CHECK(got <= CHUNK, "read returned %zu bytes", got);
@@ -1596,10 +1563,10 @@ static void read_file(struct zlfs_sb *sbi, struct walk *w, uint32_t ino, uint64_
 		int ret;
 		phase("read %u at %llu (size %llu)", ino, (unsigned long long)offs[i],
 		      (unsigned long long)size);
-		rd_lock(sbi);
+		zlfs_op_begin(sbi, true);
 		if (!(ret = zlfs_iget(sbi, ino, &zi)))
 			ret = zlfs_file_read(sbi, zi, w->buf, 8192, offs[i], &got);
-		rd_unlock(sbi);
+		zlfs_op_end(sbi, true);
 		counted(ret);
 	}
 }
@@ -1611,14 +1578,14 @@ static void read_link(struct zlfs_sb *sbi, struct walk *w, uint32_t ino)
 	int ret;
 
 	phase("readlink %u", ino);
-	rd_lock(sbi);
+	zlfs_op_begin(sbi, true);
 	if (!(ret = zlfs_iget(sbi, ino, &zi))) {
 		if (!S_ISLNK(zf_le16_to_cpu(zi_raw(zi)->i_mode)))
 			ret = -EINVAL;
 		else
 			ret = zlfs_file_read(sbi, zi, w->buf, ZF_BLKSIZE, 0, &got);
 	}
-	rd_unlock(sbi);
+	zlfs_op_end(sbi, true);
 	counted(ret);
 	CHILD_CHECK(got <= ZF_BLKSIZE, "readlink returned %zu bytes", got);
 }
@@ -1634,13 +1601,13 @@ static void read_xattrs(struct zlfs_sb *sbi, struct walk *w, uint32_t ino)
 	char *list = w->buf + XBUF, *val = w->buf;
 
 	phase("listxattr %u", ino);
-	rd_lock(sbi);
+	zlfs_op_begin(sbi, true);
 	if (!(ret = zlfs_inode_attr(sbi, ino, &a)) && !a.no_xattr &&
 	    !(ret = zlfs_iget(sbi, ino, &zi))) {
 		if (!(ret = zlfs_xattr_list(sbi, zi, NULL, 0, &len)))
 			ret = zlfs_xattr_list(sbi, zi, list, XBUF, &len);
 	}
-	rd_unlock(sbi);
+	zlfs_op_end(sbi, true);
 	if (counted(ret) || !len)
 		return;
 	CHILD_CHECK(len <= XBUF, "listxattr returned %zu bytes", len);
@@ -1657,17 +1624,17 @@ static void read_xattrs(struct zlfs_sb *sbi, struct walk *w, uint32_t ino)
 		char nm[300];
 		snprintf(nm, sizeof(nm), "%.*s", (int)nl, name);
 		phase("getxattr %u %s", ino, nm);
-		rd_lock(sbi);
+		zlfs_op_begin(sbi, true);
 		if (!(ret = zlfs_iget(sbi, ino, &zi)) && !(ret = zlfs_xattr_get(sbi, zi, nm, NULL, 0, &vlen)))
 			ret = zlfs_xattr_get(sbi, zi, nm, val, XBUF, &vlen);
-		rd_unlock(sbi);
+		zlfs_op_end(sbi, true);
 		counted(ret);
 	}
 	/* a name it does not have: ENODATA, not counted as an error */
-	rd_lock(sbi);
+	zlfs_op_begin(sbi, true);
 	if (!zlfs_iget(sbi, ino, &zi))
 		(void)zlfs_xattr_get(sbi, zi, "user.not-there", val, XBUF, &vlen);
-	rd_unlock(sbi);
+	zlfs_op_end(sbi, true);
 }
 
 static void walk(struct zlfs_sb *sbi, struct walk *w)
@@ -1698,26 +1665,26 @@ static void walk(struct zlfs_sb *sbi, struct walk *w)
 			int ret;
 			/* lookup, as the kernel's: the entry's attributes and a reference */
 			phase("lookup %u/%s", d, e->name);
-			rd_lock(sbi);
+			zlfs_op_begin(sbi, true);
 			if (!(ret = zlfs_dir_iget(sbi, d, &dir)) &&
 			    !(ret = zlfs_dir_lookup(sbi, dir, e->name, e->len, &ino, &ft)) &&
 			    !(ret = zlfs_inode_attr(sbi, ino, &a)) && !dots && !(ret = zlfs_iref(sbi, ino)))
 				note_lookup(w, ino);
-			rd_unlock(sbi);
+			zlfs_op_end(sbi, true);
 			if (counted(ret) || dots)
 				continue;
 			if (ino != e->ino) {   /* readdirplus's view: the entry's own inode */
 				phase("getattr %u (%s in %u)", e->ino, e->name, d);
-				rd_lock(sbi);
+				zlfs_op_begin(sbi, true);
 				counted(zlfs_inode_attr(sbi, e->ino, &a));
-				rd_unlock(sbi);
+				zlfs_op_end(sbi, true);
 				continue;
 			}
 			/* open */
 			phase("open %u (%s in %u)", ino, e->name, d);
-			rd_lock(sbi);
+			zlfs_op_begin(sbi, true);
 			ret = zlfs_iget(sbi, ino, &zi);
-			rd_unlock(sbi);
+			zlfs_op_end(sbi, true);
 			if (counted(ret))
 				continue;
 			keep_entry(w, d, ino, a.mode, e->name);
@@ -1772,14 +1739,14 @@ static uint32_t do_create(struct zlfs_sb *sbi, struct walk *w, uint32_t dir, con
 	int ret;
 
 	phase("create %s in %u", name, dir);
-	op_lock(sbi);
+	zlfs_op_begin(sbi, false);
 	if (!(ret = zlfs_balance(sbi, 9)) &&
 	    !(ret = zlfs_create(sbi, &c, dir, name, mode, 0, link, &zi))) {
 		zlfs_inode_ref(sbi, zi);
 		note_lookup(w, zi->ino);
 		ino = zi->ino;
 	}
-	op_unlock(sbi);
+	zlfs_op_end(sbi, false);
 	counted(ret);
 	return ino;
 }
@@ -1791,12 +1758,12 @@ static void do_write(struct zlfs_sb *sbi, struct walk *w, uint32_t ino, uint64_t
 
 	tu_fill(w->buf, len, off ^ ino);
 	phase("write %u at %llu, %zu bytes", ino, (unsigned long long)off, len);
-	op_lock(sbi);
+	zlfs_op_begin(sbi, false);
 	if (!(ret = zlfs_writable(sbi)) &&
 	    !(ret = zlfs_balance(sbi, (len + ZF_BLKSIZE - 1) / ZF_BLKSIZE + 3)) &&
 	    !(ret = zlfs_iget(sbi, ino, &zi)))
 		ret = zlfs_file_write(sbi, zi, w->buf, len, off);
-	op_unlock(sbi);
+	zlfs_op_end(sbi, false);
 	counted(ret);
 }
 
@@ -1813,10 +1780,10 @@ static void modify(struct zlfs_sb *sbi, struct walk *w)
 		read_file(sbi, w, f, (1u << 20) + 4196);
 		if (rn(&w->rng, 2)) {
 			phase("fsync %u", f);
-			op_lock(sbi);
+			zlfs_op_begin(sbi, false);
 			if (!(ret = zlfs_iget(sbi, f, &zi)))
 				ret = zlfs_file_fsync(sbi, zi, false);
-			op_unlock(sbi);
+			zlfs_op_end(sbi, false);
 			counted(ret);
 		}
 	}
@@ -1827,12 +1794,12 @@ static void modify(struct zlfs_sb *sbi, struct walk *w)
 			const char *nm = k == 2 ? w->x[i].name : "user.dmg";
 			phase("%sxattr %u %s", k == 2 ? "remove" : "set", w->x[i].ino, nm);
 			tu_fill(w->buf, sizes[k], i);
-			op_lock(sbi);
+			zlfs_op_begin(sbi, false);
 			if (!(ret = zlfs_writable(sbi)) && !(ret = zlfs_balance(sbi, 4)) &&
 			    !(ret = zlfs_iget(sbi, w->x[i].ino, &zi)))
 				ret = k == 2 ? zlfs_xattr_remove(sbi, zi, nm)
 					     : zlfs_xattr_set(sbi, zi, nm, w->buf, sizes[k], 0);
-			op_unlock(sbi);
+			zlfs_op_end(sbi, false);
 			counted(ret);
 		}
 	}
@@ -1843,11 +1810,11 @@ static void modify(struct zlfs_sb *sbi, struct walk *w)
 			continue;
 		bool isdir = S_ISDIR(w->d[i].mode);
 		phase("%s %u/%s", isdir ? "rmdir" : "unlink", w->d[i].ino, w->d[i].name);
-		op_lock(sbi);
+		zlfs_op_begin(sbi, false);
 		ret = zlfs_balance(sbi, 8);
 		if (!ret || ret == -ENOSPC)
 			ret = zlfs_unlink(sbi, w->d[i].ino, w->d[i].name, isdir);
-		op_unlock(sbi);
+		zlfs_op_end(sbi, false);
 		counted(ret);
 	}
 	for (uint32_t i = 0; i < w->nf; i++) {
@@ -1856,11 +1823,11 @@ static void modify(struct zlfs_sb *sbi, struct walk *w)
 		if (rn(&w->rng, 3))
 			continue;
 		phase("truncate %u to %llu", w->f[i].ino, (unsigned long long)sz / 2);
-		op_lock(sbi);
+		zlfs_op_begin(sbi, false);
 		if (!(ret = zlfs_iget(sbi, w->f[i].ino, &zi)) && !(ret = zlfs_writable(sbi)) &&
 		    !(ret = zlfs_balance(sbi, 2)))
 			ret = zlfs_file_truncate(sbi, zi, sz / 2);
-		op_unlock(sbi);
+		zlfs_op_end(sbi, false);
 		counted(ret);
 	}
 
@@ -1879,11 +1846,11 @@ static void modify(struct zlfs_sb *sbi, struct walk *w)
 		switch (op) {
 		case 0:   /* unlink or rmdir */
 			phase("%s %u/%s", isdir ? "rmdir" : "unlink", e->dir, e->name);
-			op_lock(sbi);
+			zlfs_op_begin(sbi, false);
 			ret = zlfs_balance(sbi, 8);
 			if (!ret || ret == -ENOSPC)
 				ret = zlfs_unlink(sbi, e->dir, e->name, isdir);
-			op_unlock(sbi);
+			zlfs_op_end(sbi, false);
 			counted(ret);
 			break;
 		case 1: { /* rename, maybe over or exchanging with another entry */
@@ -1899,10 +1866,10 @@ static void modify(struct zlfs_sb *sbi, struct walk *w)
 			default: break;
 			}
 			phase("rename %u/%s -> %u/%s (%#x)", e->dir, e->name, to, nn, fl);
-			op_lock(sbi);
+			zlfs_op_begin(sbi, false);
 			if (!(ret = zlfs_balance(sbi, 16)))
 				ret = zlfs_rename(sbi, e->dir, e->name, to, nn, fl);
-			op_unlock(sbi);
+			zlfs_op_end(sbi, false);
 			counted(ret);
 			break;
 		}
@@ -1914,11 +1881,11 @@ static void modify(struct zlfs_sb *sbi, struct walk *w)
 			if (isreg) {
 				uint64_t sz = rn(&w->rng, 3) ? rn(&w->rng, 8u << 20) : (uint64_t)rn(&w->rng, 64) << 20;
 				phase("truncate %u to %llu", e->ino, (unsigned long long)sz);
-				op_lock(sbi);
+				zlfs_op_begin(sbi, false);
 				if (!(ret = zlfs_iget(sbi, e->ino, &zi)) && !(ret = zlfs_writable(sbi)) &&
 				    !(ret = zlfs_balance(sbi, 2)))
 					ret = zlfs_file_truncate(sbi, zi, sz);
-				op_unlock(sbi);
+				zlfs_op_end(sbi, false);
 				counted(ret);
 			}
 			break;
@@ -1930,11 +1897,11 @@ static void modify(struct zlfs_sb *sbi, struct walk *w)
 				uint64_t off = rn(&w->rng, 6u << 20), len = 1 + rn(&w->rng, 1u << 20);
 				phase("fallocate %u mode %#x %llu+%llu", e->ino, m, (unsigned long long)off,
 				      (unsigned long long)len);
-				op_lock(sbi);
+				zlfs_op_begin(sbi, false);
 				if (!(ret = zlfs_writable(sbi)) && !(ret = zlfs_balance(sbi, len / ZF_BLKSIZE + 4)) &&
 				    !(ret = zlfs_iget(sbi, e->ino, &zi)))
 					ret = zlfs_file_fallocate(sbi, zi, m, off, len);
-				op_unlock(sbi);
+				zlfs_op_end(sbi, false);
 				counted(ret);
 			}
 			break;
@@ -1942,11 +1909,11 @@ static void modify(struct zlfs_sb *sbi, struct walk *w)
 			size_t len = rn(&w->rng, 2) ? 24 : 900;
 			tu_fill(w->buf, len, k);
 			phase("setxattr %u user.dmg (%zu bytes)", e->ino, len);
-			op_lock(sbi);
+			zlfs_op_begin(sbi, false);
 			if (!(ret = zlfs_writable(sbi)) && !(ret = zlfs_balance(sbi, 4)) &&
 			    !(ret = zlfs_iget(sbi, e->ino, &zi)))
 				ret = zlfs_xattr_set(sbi, zi, "user.dmg", w->buf, len, 0);
-			op_unlock(sbi);
+			zlfs_op_end(sbi, false);
 			counted(ret);
 			break;
 		}
@@ -1955,11 +1922,11 @@ static void modify(struct zlfs_sb *sbi, struct walk *w)
 							     "system.posix_acl_access", "user.dmg" };
 			const char *nm = names[rn(&w->rng, 5)];
 			phase("removexattr %u %s", e->ino, nm);
-			op_lock(sbi);
+			zlfs_op_begin(sbi, false);
 			if (!(ret = zlfs_writable(sbi)) && !(ret = zlfs_balance(sbi, 4)) &&
 			    !(ret = zlfs_iget(sbi, e->ino, &zi)))
 				ret = zlfs_xattr_remove(sbi, zi, nm);
-			op_unlock(sbi);
+			zlfs_op_end(sbi, false);
 			counted(ret);
 			break;
 		}
@@ -1967,13 +1934,13 @@ static void modify(struct zlfs_sb *sbi, struct walk *w)
 			if (!isdir) {
 				snprintf(name, sizeof(name), "dmg-link-%u", k);
 				phase("link %u as %u/%s", e->ino, ZF_ROOT_INO, name);
-				op_lock(sbi);
+				zlfs_op_begin(sbi, false);
 				if (!(ret = zlfs_balance(sbi, 8)) &&
 				    !(ret = zlfs_link(sbi, e->ino, some_dir(w), name, &zi))) {
 					zlfs_inode_ref(sbi, zi);
 					note_lookup(w, zi->ino);
 				}
-				op_unlock(sbi);
+				zlfs_op_end(sbi, false);
 				counted(ret);
 			}
 			break;
@@ -1986,22 +1953,22 @@ static void modify(struct zlfs_sb *sbi, struct walk *w)
 		}
 	}
 	phase("checkpoint");
-	op_lock(sbi);
+	zlfs_op_begin(sbi, false);
 	counted(zlfs_checkpoint(sbi, false));
-	op_unlock(sbi);
+	zlfs_op_end(sbi, false);
 }
 
 /* The kernel forgets every reference it held (orphans are freed here). */
 static void forget_all(struct zlfs_sb *sbi, struct walk *w)
 {
 	phase("forget");
-	op_lock(sbi);
+	zlfs_op_begin(sbi, false);
 	for (uint32_t i = 0; i < w->nl; i++) {
 		struct zinode *zi = zlfs_ifind(sbi, w->look[i]);
 		if (zi)
 			zlfs_iput(sbi, zi, w->nlook[i]);
 	}
-	op_unlock(sbi);
+	zlfs_op_end(sbi, false);
 	w->nl = 0;
 }
 
