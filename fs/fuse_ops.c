@@ -14,20 +14,13 @@
  * VFS would have refused.
  *
  * Times.  With the kernel's writeback cache the kernel owns a regular
- * file's mtime and ctime: it stamps them at write(), mmap write, truncate,
- * O_TRUNC and fallocate, shows its own values whatever getattr answers,
- * and sends them in a SETATTR at writeback, fsync, close and after
- * namespace and xattr changes.  The WRITE that carries the data may reach
- * us after that SETATTR, so the file layer's own stamps (zlfs_inode_touch)
- * would store a time nobody saw.  With the cache on, the data operations
- * here keep the stored mtime/ctime of regular files (ztimes_begin/end) and
- * SETATTR stores what the kernel sends.  Without the cache
- * (-o no_writeback_cache) the kernel asks us, and zlfs stamps them.
+ * file's mtime and ctime; the data operations keep what is stored, and
+ * SETATTR stores what the kernel sends (fuse_times.c).
  *
  * What the kernel keeps.  zlfs is the only writer of its device and GC
  * moves blocks, never attributes or names, so the kernel may keep entries
  * (negative ones too), attributes, readdir's entries and symlink targets
- * for TIMEOUT, and every change reaches it through its own requests; the
+ * for ZL_TIMEOUT, and every change reaches it through its own requests; the
  * one exception, the ".." of a directory renamed to another parent, is
  * invalidated by zl_rename.  Requests the kernel need not send are
  * refused with ENOSYS once (FLUSH, OPENDIR).  The round trips left are
@@ -53,15 +46,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "fuse_ops.h"
-#include "zlfs.h"
-
-#define TIMEOUT 3600.0      /* zlfs is the only writer of its device */
-
-static struct zlfs_sb *SBI(fuse_req_t req)
-{
-	return *(struct zlfs_sb *const *)fuse_req_userdata(req);
-}
+#include "fuse_int.h"
 
 /*
  * Session state (a daemon serves one filesystem): set by main before the
@@ -84,6 +69,17 @@ void zlfs_fuse_set_writeback(bool on)
 void zlfs_fuse_set_session(struct fuse_session *se)
 {
 	sess.se = se;
+}
+
+bool zl_writeback(void)
+{
+	return sess.wb;
+}
+
+void zl_inval_attr(fuse_ino_t ino)
+{
+	if (sess.se)
+		fuse_lowlevel_notify_inval_inode(sess.se, ino, -1, 0);
 }
 
 /*
@@ -112,118 +108,6 @@ static void count_op(enum zreq op)
 	atomic_fetch_add_explicit(&zreqs[op], 1, memory_order_relaxed);
 }
 
-/* A regular file whose mtime and ctime the kernel owns (file comment). */
-static bool kernel_times(struct zinode *zi)
-{
-	return sess.wb && S_ISREG(zf_le16_to_cpu(zi_raw(zi)->i_mode));
-}
-
-/* A regular file's mtime and ctime as stored. */
-struct cmtimes {
-	zf_le64 m, c;
-	zf_le32 mn, cn;
-};
-
-static void get_times(struct zinode *zi, struct cmtimes *t)
-{
-	struct zf_inode *ri = zi_raw(zi);
-	t->m = ri->i_mtime;
-	t->mn = ri->i_mtime_nsec;
-	t->c = ri->i_ctime;
-	t->cn = ri->i_ctime_nsec;
-}
-
-/*
- * Data operations on files whose times the kernel owns, in flight: file.c
- * drops sbi->lock while the I/O runs, and a SETATTR with the kernel's
- * times may be stored meanwhile, which the operation's end must keep
- * rather than what it saw at its start.  Under sbi->lock; a few at a time.
- */
-struct tguard {
-	uint32_t ino;
-	uint32_t users;
-	bool set;                /* a SETATTR stored times since the first user began */
-	struct cmtimes t;        /* and these were the times it left */
-	struct tguard *next;
-};
-static struct tguard *tguards;
-
-static struct tguard *tguard_find(uint32_t ino)
-{
-	struct tguard *g = tguards;
-	while (g && g->ino != ino)
-		g = g->next;
-	return g;
-}
-
-/* What a data operation keeps of the times (ztimes_begin .. ztimes_end). */
-struct ztimes {
-	bool keep;               /* the kernel owns them */
-	struct cmtimes t;        /* as they were at the start */
-	struct tguard *g;        /* NULL without memory: then the start's win */
-};
-
-static void ztimes_begin(struct zinode *zi, struct ztimes *zt)
-{
-	zt->keep = kernel_times(zi);
-	zt->g = NULL;
-	if (!zt->keep)
-		return;
-	get_times(zi, &zt->t);
-	if (!(zt->g = tguard_find(zi->ino)) && (zt->g = calloc(1, sizeof(*zt->g)))) {
-		zt->g->ino = zi->ino;
-		zt->g->next = tguards;
-		tguards = zt->g;
-	}
-	if (zt->g)
-		zt->g->users++;
-}
-
-/* Put back the times file.c stamped over: the start's, or a SETATTR's since. */
-static void ztimes_end(struct zlfs_sb *sbi, struct zinode *zi, struct ztimes *zt)
-{
-	if (!zt->keep)
-		return;
-	struct tguard *g = zt->g;
-	const struct cmtimes *t = g && g->set ? &g->t : &zt->t;
-	struct zf_inode *ri = zi_raw(zi);   /* again: the inode block may have moved */
-	if (ri->i_mtime != t->m || ri->i_mtime_nsec != t->mn || ri->i_ctime != t->c ||
-	    ri->i_ctime_nsec != t->cn) {
-		ri->i_mtime = t->m;
-		ri->i_mtime_nsec = t->mn;
-		ri->i_ctime = t->c;
-		ri->i_ctime_nsec = t->cn;
-		zlfs_inode_dirty(sbi, zi);
-	}
-	if (g && !--g->users) {
-		struct tguard **pp = &tguards;
-		while (*pp != g)
-			pp = &(*pp)->next;
-		*pp = g->next;
-		free(g);
-	}
-}
-
-/* SETATTR stored times: operations in flight on the file end with these. */
-static void ztimes_setattr(struct zinode *zi)
-{
-	struct tguard *g = tguard_find(zi->ino);
-	if (g) {
-		g->set = true;
-		get_times(zi, &g->t);
-	}
-}
-
-static uint32_t to_ino(fuse_ino_t ino)
-{
-	return ino == FUSE_ROOT_ID ? ZF_ROOT_INO : (uint32_t)ino;
-}
-
-static fuse_ino_t to_fuse(uint32_t ino)
-{
-	return ino == ZF_ROOT_INO ? FUSE_ROOT_ID : ino;
-}
-
 static int writable(struct zlfs_sb *sbi)
 {
 	return zlfs_writable(sbi);
@@ -241,7 +125,7 @@ static int writable(struct zlfs_sb *sbi)
  * when the kernel's attributes of the inode are invalid: it wants the
  * mode and size before it writes (fuse_cache_write_iter), and its error
  * is write(2)'s.  A stat never sends the handle; a read or lseek past EOF
- * could, but only once the attributes expire (TIMEOUT), which is not how
+ * could, but only once the attributes expire (ZL_TIMEOUT), which is not how
  * the gate invalidates them.  So:
  *   - regular files opened for writing get FH_WRITER as their handle;
  *   - while fewer than sbi->wb_reserve blocks are free, a GETATTR with
@@ -265,21 +149,14 @@ static bool wb_gated(struct zlfs_sb *sbi)
 	return sess.wb && zlfs_space_low(sbi);
 }
 
-/* The kernel forgets ino's attributes: its next buffered write(2) asks (GETATTR). */
-static void wb_gate_inode(fuse_ino_t ino)
-{
-	if (sess.se)
-		fuse_lowlevel_notify_inval_inode(sess.se, ino, -1, 0);
-}
-
 static void entry_from_attr(const struct zattr *a, struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof(*e));
 	e->ino = to_fuse(a->ino);
 	e->generation = a->generation;
 	zlfs_attr_stat(a, &e->attr);
-	e->attr_timeout = TIMEOUT;
-	e->entry_timeout = TIMEOUT;
+	e->attr_timeout = ZL_TIMEOUT;
+	e->entry_timeout = ZL_TIMEOUT;
 }
 
 /* Fill an entry for zi and count the lookup the reply gives the kernel. */
@@ -375,8 +252,8 @@ static void virt_entry(fuse_req_t req, fuse_ino_t ino)
 	 * snapshot taken at open), so the kernel may keep them: no GETATTR at
 	 * every open of a file whose text changes all the time.
 	 */
-	e.attr_timeout = TIMEOUT;
-	e.entry_timeout = TIMEOUT;
+	e.attr_timeout = ZL_TIMEOUT;
+	e.entry_timeout = ZL_TIMEOUT;
 	fuse_reply_entry(req, &e);
 }
 
@@ -467,7 +344,7 @@ static void virt_readdir(fuse_req_t req, size_t size, off_t off, bool plus)
 			/* entries beyond . and .. carry a lookup the kernel will forget */
 			if (i >= 2) {
 				e.ino = ents[i].ino;
-				e.entry_timeout = e.attr_timeout = TIMEOUT;
+				e.entry_timeout = e.attr_timeout = ZL_TIMEOUT;
 			}
 			virt_stat(ents[i].ino, &e.attr);
 			if (ents[i].ino == FUSE_ROOT_ID)
@@ -687,7 +564,7 @@ static void zl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (ret == -ENOENT) {
 		zlfs_op_end(sbi, true);
 		memset(&e, 0, sizeof(e));
-		e.entry_timeout = TIMEOUT;   /* a negative entry */
+		e.entry_timeout = ZL_TIMEOUT;   /* a negative entry */
 		fuse_reply_entry(req, &e);
 		return;
 	}
@@ -748,7 +625,7 @@ static void zl_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	DOWN_REFUSE(req, ino);
 	if (is_virt(ino)) {
 		virt_stat(ino, &st);
-		fuse_reply_attr(req, &st, TIMEOUT);
+		fuse_reply_attr(req, &st, ZL_TIMEOUT);
 		return;
 	}
 	if (fi && fi->fh == FH_WRITER && wb_gated(sbi)) {
@@ -764,7 +641,7 @@ static void zl_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
-		fuse_reply_attr(req, &st, TIMEOUT);
+		fuse_reply_attr(req, &st, ZL_TIMEOUT);
 }
 
 static void set_time(zf_le64 *sec, zf_le32 *nsec, const struct timespec *ts)
@@ -822,7 +699,6 @@ static void zl_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	if ((ret = zlfs_may_setattr(zi, setattr_what(to_set, kt))))
 		goto out;
 	if (to_set & FUSE_SET_ATTR_SIZE) {
-		struct ztimes t;
 		if (S_ISDIR(mode)) {
 			ret = -EISDIR;
 			goto out;
@@ -832,10 +708,7 @@ static void zl_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 			goto out;
 		}
 		/* the kernel sends its times along (below) when it changed them */
-		ztimes_begin(zi, &t);
-		ret = zlfs_file_truncate(sbi, zi, (uint64_t)attr->st_size);
-		ztimes_end(sbi, zi, &t);
-		if (ret)
+		if ((ret = ztimes_truncate(sbi, zi, (uint64_t)attr->st_size)))
 			goto out;
 		ri = zi_raw(zi);
 	}
@@ -870,7 +743,7 @@ out:
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
-		fuse_reply_attr(req, &st, TIMEOUT);
+		fuse_reply_attr(req, &st, ZL_TIMEOUT);
 }
 
 /* ---- namespace ------------------------------------------------------------------------ */
@@ -1095,19 +968,6 @@ static void zl_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 
 /* ---- files ------------------------------------------------------------------------------ */
 
-/*
- * atomic_o_trunc: the kernel leaves O_TRUNC to us.  With the writeback
- * cache it stamps the file's times itself at open and sends them later.
- */
-static int trunc_open(struct zlfs_sb *sbi, struct zinode *zi)
-{
-	struct ztimes t;
-	ztimes_begin(zi, &t);
-	int ret = zlfs_file_truncate(sbi, zi, 0);
-	ztimes_end(sbi, zi, &t);
-	return ret;
-}
-
 static void zl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct zlfs_sb *sbi = SBI(req);
@@ -1133,7 +993,7 @@ static void zl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		else if (S_ISDIR(zf_le16_to_cpu(zi_raw(zi)->i_mode)))
 			ret = -EISDIR;
 		else if ((fi->flags & O_TRUNC) && S_ISREG(zf_le16_to_cpu(zi_raw(zi)->i_mode)) &&
-			 (ret = trunc_open(sbi, zi)))
+			 (ret = ztimes_truncate(sbi, zi, 0)))
 			;
 		else {
 			zi->nopen++;
@@ -1145,7 +1005,7 @@ static void zl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			 * fsync, a database): it counts only when a READ comes
 			 * (read_accessed), or an fsync would carry an atime no
 			 * read made (xfstests generic/392).  The kernel keeps
-			 * attributes TIMEOUT long: tell it to ask.
+			 * attributes ZL_TIMEOUT long: tell it to ask.
 			 *
 			 * strictatime wants every read and only reads: there
 			 * the kernel drops its cached pages at each read-only
@@ -1169,8 +1029,8 @@ static void zl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	bool writer = (fi->flags & O_ACCMODE) != O_RDONLY;
 	if (writer)
 		fi->fh = FH_WRITER;
-	if ((accessed || (writer && wb_gated(sbi))) && sess.se)
-		fuse_lowlevel_notify_inval_inode(sess.se, ino, -1, 0);
+	if (accessed || (writer && wb_gated(sbi)))
+		zl_inval_attr(ino);
 	fi->keep_cache = !uncached;
 	fuse_reply_open(req, fi);
 }
@@ -1288,8 +1148,8 @@ static void zl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		fuse_reply_err(req, -ret);
 	else
 		fuse_reply_write(req, size);
-	if (low)
-		wb_gate_inode(ino);
+	if (low)    /* its next buffered write(2) asks (GETATTR) */
+		zl_inval_attr(ino);
 }
 
 static void do_sync(fuse_req_t req)
@@ -1843,9 +1703,9 @@ static void zl_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	/* the change stamped ctime, which the kernel holds for TIMEOUT: tell it to ask */
-	if (set && sess.se)
-		fuse_lowlevel_notify_inval_inode(sess.se, ino, -1, 0);
+	/* the change stamped ctime, which the kernel holds for ZL_TIMEOUT: tell it to ask */
+	if (set)
+		zl_inval_attr(ino);
 	if (cmd == (unsigned int)FS_IOC_FSGETXATTR) {
 		fuse_reply_ioctl(req, 0, &fa, sizeof(fa));
 	} else if (!set) {

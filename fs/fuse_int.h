@@ -1,0 +1,78 @@
+/*
+ * fuse_int.h - what the FUSE layer's own files share: fuse_ops.c (the
+ * request table, the session, the request counters), fuse_times.c (whose
+ * mtime and ctime a file keeps under the writeback cache).  Private to the
+ * zlfs executable: main.c sees fuse_ops.h only, and nothing below the FUSE
+ * layer sees libfuse.  Like the rest of the FUSE layer, these turn
+ * negative errnos into replies and nothing else does.
+ */
+#ifndef ZLFS_FUSE_INT_H
+#define ZLFS_FUSE_INT_H
+
+#include <fuse3/fuse_lowlevel.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fuse_ops.h"
+#include "zlfs.h"
+
+/*
+ * How long the kernel may keep entries (negative ones too) and
+ * attributes: zlfs is the only writer of its device, and every change
+ * reaches the kernel through its own requests (fuse_ops.c's comment).
+ */
+#define ZL_TIMEOUT 3600.0
+
+/* The superblock: the session's userdata is main's pointer to it, set before the loop. */
+static inline struct zlfs_sb *SBI(fuse_req_t req)
+{
+	return *(struct zlfs_sb *const *)fuse_req_userdata(req);
+}
+
+/* FUSE's root (1) is F2FS's root inode (3); every other number is the F2FS one. */
+static inline uint32_t to_ino(fuse_ino_t ino)
+{
+	return ino == FUSE_ROOT_ID ? ZF_ROOT_INO : (uint32_t)ino;
+}
+
+static inline fuse_ino_t to_fuse(uint32_t ino)
+{
+	return ino == ZF_ROOT_INO ? FUSE_ROOT_ID : ino;
+}
+
+/* ---- fuse_ops.c: the session ---- */
+/* INIT gave us the kernel's writeback cache (read by every request after INIT). */
+bool zl_writeback(void);
+/* The kernel forgets ino's attributes and asks again (no-op before the session is set). */
+void zl_inval_attr(fuse_ino_t ino);
+
+/* ---- fuse_times.c: a regular file's mtime and ctime under the writeback cache ---- */
+/* A regular file whose mtime and ctime the kernel owns (fuse_times.c's comment). */
+bool kernel_times(struct zinode *zi);
+
+/* A regular file's mtime and ctime as stored. */
+struct cmtimes {
+	zf_le64 m, c;
+	zf_le32 mn, cn;
+};
+
+struct tguard;
+
+/*
+ * What a data operation keeps of the times: ztimes_begin before it
+ * (sbi->lock exclusive), ztimes_end after it, which puts back what the
+ * operation stamped over.
+ */
+struct ztimes {
+	bool keep;               /* the kernel owns them */
+	struct cmtimes t;        /* as they were at the start */
+	struct tguard *g;        /* NULL without memory: then the start's win */
+};
+void ztimes_begin(struct zinode *zi, struct ztimes *zt);
+void ztimes_end(struct zlfs_sb *sbi, struct zinode *zi, struct ztimes *zt);
+/* A SETATTR stored times: operations in flight on the file end with these. */
+void ztimes_setattr(struct zinode *zi);
+/* zlfs_file_truncate between ztimes_begin and ztimes_end (a zlfs_truncate_fn). */
+int ztimes_truncate(struct zlfs_sb *sbi, struct zinode *zi, uint64_t size);
+
+#endif
