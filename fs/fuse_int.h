@@ -1,7 +1,8 @@
 /*
  * fuse_int.h - what the FUSE layer's own files share: fuse_ops.c (the
- * request table, the session, the request counters), fuse_times.c (whose
- * mtime and ctime a file keeps under the writeback cache).  Private to the
+ * request table, the session, the request counters), fuse_virt.c (the
+ * virtual directory /.zlfs), fuse_times.c (whose mtime and ctime a file
+ * keeps under the writeback cache).  Private to the
  * zlfs executable: main.c sees fuse_ops.h only, and nothing below the FUSE
  * layer sees libfuse.  Like the rest of the FUSE layer, these turn
  * negative errnos into replies and nothing else does.
@@ -9,6 +10,7 @@
 #ifndef ZLFS_FUSE_INT_H
 #define ZLFS_FUSE_INT_H
 
+#include <errno.h>
 #include <fuse3/fuse_lowlevel.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -45,6 +47,67 @@ static inline fuse_ino_t to_fuse(uint32_t ino)
 bool zl_writeback(void);
 /* The kernel forgets ino's attributes and asks again (no-op before the session is set). */
 void zl_inval_attr(fuse_ino_t ino);
+
+/*
+ * Requests served, per FUSE opcode, named as libfuse's debug output names
+ * them (fuse_ops.c counts them; /.zlfs/status prints them).
+ */
+#define ZREQ_LIST(X) X(INIT) X(DESTROY) X(LOOKUP) X(FORGET) X(BATCH_FORGET) X(GETATTR) \
+	X(SETATTR) X(READLINK) X(SYMLINK) X(MKNOD) X(MKDIR) X(UNLINK) X(RMDIR) X(RENAME) \
+	X(LINK) X(OPEN) X(READ) X(WRITE) X(STATFS) X(RELEASE) X(FSYNC) X(SETXATTR) \
+	X(GETXATTR) X(LISTXATTR) X(REMOVEXATTR) X(FLUSH) X(OPENDIR) X(READDIR) \
+	X(READDIRPLUS) X(RELEASEDIR) X(FSYNCDIR) X(CREATE) X(FALLOCATE) X(IOCTL)
+#define ZREQ_ENUM(op) ZR_##op,
+enum zreq { ZREQ_LIST(ZREQ_ENUM) ZR_NR };
+/* Count a request on inode ino (one of /.zlfs's: not counted). */
+void zl_count(enum zreq op, fuse_ino_t ino);
+/* Every counter, named, into rc[ZR_NR]. */
+void zl_req_counts(struct zlfs_req_count *rc);
+
+/* ---- fuse_virt.c: the virtual directory /.zlfs ---- */
+#define VINO_DIR ((fuse_ino_t)1 << 32)     /* its inode numbers: here and above */
+
+static inline bool is_virt(fuse_ino_t ino)
+{
+	return ino >= VINO_DIR;
+}
+
+/* ".zlfs" in the root: the name is taken by the virtual directory. */
+bool virt_name(fuse_ino_t parent, const char *name);
+
+/* Refuse a request that would change one of /.zlfs's inodes (or make one). */
+#define VIRT_REFUSE(req, ino) do { \
+		if (is_virt(ino)) { fuse_reply_err(req, EPERM); return; } \
+	} while (0)
+
+/*
+ * After a shutdown (shutdown.c) every operation fails with EIO, as the
+ * kernel's filesystems answer once shut down; the virtual files stay, so
+ * zlfs-umount still finds the daemon.  Not refused: FORGET, RELEASE,
+ * RELEASEDIR and FLUSH, which only let go, and STATFS, which XFS and
+ * F2FS answer too.
+ */
+#define DOWN_REFUSE(req, ino) do { \
+		if (!is_virt(ino) && zlfs_is_shut_down(SBI(req))) { \
+			fuse_reply_err(req, EIO); \
+			return; \
+		} \
+	} while (0)
+
+/*
+ * The requests on /.zlfs's inodes, each replied to.  virt_lookup answers
+ * a lookup of ".zlfs" in the root or of anything under it, and returns
+ * false (nothing replied) for any other.
+ */
+bool virt_lookup(fuse_req_t req, fuse_ino_t parent, const char *name);
+void virt_getattr(fuse_req_t req, fuse_ino_t ino);
+void virt_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void virt_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi);
+void virt_release(fuse_req_t req, struct fuse_file_info *fi);
+void virt_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void virt_readdir(fuse_req_t req, size_t size, off_t off, bool plus);
+void virt_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size);
+void virt_listxattr(fuse_req_t req, size_t size);
 
 /* ---- fuse_times.c: a regular file's mtime and ctime under the writeback cache ---- */
 /* A regular file whose mtime and ctime the kernel owns (fuse_times.c's comment). */

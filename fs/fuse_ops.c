@@ -92,20 +92,27 @@ void zl_inval_attr(fuse_ino_t ino)
  * outside sbi->lock: each counter is exact, a snapshot of all of them is
  * not taken at one instant.
  */
-#define ZREQ_LIST(X) X(INIT) X(DESTROY) X(LOOKUP) X(FORGET) X(BATCH_FORGET) X(GETATTR) \
-	X(SETATTR) X(READLINK) X(SYMLINK) X(MKNOD) X(MKDIR) X(UNLINK) X(RMDIR) X(RENAME) \
-	X(LINK) X(OPEN) X(READ) X(WRITE) X(STATFS) X(RELEASE) X(FSYNC) X(SETXATTR) \
-	X(GETXATTR) X(LISTXATTR) X(REMOVEXATTR) X(FLUSH) X(OPENDIR) X(READDIR) \
-	X(READDIRPLUS) X(RELEASEDIR) X(FSYNCDIR) X(CREATE) X(FALLOCATE) X(IOCTL)
-#define ZREQ_ENUM(op) ZR_##op,
 #define ZREQ_NAME(op) #op,
-enum zreq { ZREQ_LIST(ZREQ_ENUM) ZR_NR };
 static const char *const zreq_names[ZR_NR] = { ZREQ_LIST(ZREQ_NAME) };
 static _Atomic uint64_t zreqs[ZR_NR];
 
 static void count_op(enum zreq op)
 {
 	atomic_fetch_add_explicit(&zreqs[op], 1, memory_order_relaxed);
+}
+
+void zl_count(enum zreq op, fuse_ino_t ino)
+{
+	if (!is_virt(ino))
+		count_op(op);
+}
+
+void zl_req_counts(struct zlfs_req_count *rc)
+{
+	for (int i = 0; i < ZR_NR; i++) {
+		rc[i].op = zreq_names[i];
+		rc[i].n = atomic_load_explicit(&zreqs[i], memory_order_relaxed);
+	}
 }
 
 static int writable(struct zlfs_sb *sbi)
@@ -183,209 +190,6 @@ static int fill_entry_ino(struct zlfs_sb *sbi, uint32_t ino, struct fuse_entry_p
 		return ret;
 	entry_from_attr(&a, e);
 	return 0;
-}
-
-/*
- * The virtual directory /.zlfs (stats.c writes its files' text): reached by
- * name, left out of readdir, read-only.  Its inode numbers lie above 2^32,
- * where no F2FS inode number can be, so no operation on a real inode
- * mistakes them; every other operation refuses them (VIRT_REFUSE).
- */
-#define VIRT_NAME ".zlfs"
-#define VINO_DIR ((fuse_ino_t)1 << 32)
-#define VINO_STATUS (VINO_DIR + 1)
-#define VINO_ZONES (VINO_DIR + 2)
-
-static bool is_virt(fuse_ino_t ino)
-{
-	return ino >= VINO_DIR;
-}
-
-/* Count a request on inode ino (one of /.zlfs's: not counted). */
-static void count(enum zreq op, fuse_ino_t ino)
-{
-	if (!is_virt(ino))
-		count_op(op);
-}
-
-/* ".zlfs" in the root: the name is taken by the virtual directory. */
-static bool virt_name(fuse_ino_t parent, const char *name)
-{
-	return parent == FUSE_ROOT_ID && !strcmp(name, VIRT_NAME);
-}
-
-#define VIRT_REFUSE(req, ino) do { \
-		if (is_virt(ino)) { fuse_reply_err(req, EPERM); return; } \
-	} while (0)
-
-/*
- * After a shutdown (shutdown.c) every operation fails with EIO, as the
- * kernel's filesystems answer once shut down; the virtual files stay, so
- * zlfs-umount still finds the daemon.  Not refused: FORGET, RELEASE,
- * RELEASEDIR and FLUSH, which only let go, and STATFS, which XFS and
- * F2FS answer too.
- */
-#define DOWN_REFUSE(req, ino) do { \
-		if (!is_virt(ino) && zlfs_is_shut_down(SBI(req))) { \
-			fuse_reply_err(req, EIO); \
-			return; \
-		} \
-	} while (0)
-
-static void virt_stat(fuse_ino_t ino, struct stat *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->st_ino = ino;
-	st->st_mode = ino == VINO_DIR ? S_IFDIR | 0555 : S_IFREG | 0444;
-	st->st_nlink = ino == VINO_DIR ? 2 : 1;
-	st->st_blksize = ZF_BLKSIZE;
-}
-
-static void virt_entry(fuse_req_t req, fuse_ino_t ino)
-{
-	struct fuse_entry_param e;
-	memset(&e, 0, sizeof(e));
-	e.ino = ino;
-	virt_stat(ino, &e.attr);
-	/*
-	 * The attributes never change (size 0: reads are direct I/O on a
-	 * snapshot taken at open), so the kernel may keep them: no GETATTR at
-	 * every open of a file whose text changes all the time.
-	 */
-	e.attr_timeout = ZL_TIMEOUT;
-	e.entry_timeout = ZL_TIMEOUT;
-	fuse_reply_entry(req, &e);
-}
-
-/* A snapshot of a virtual file's text, taken at open. */
-struct vfile {
-	char *text;
-	size_t len;
-};
-
-static void virt_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	struct zlfs_sb *sbi = SBI(req);
-	struct vfile *v;
-	int ret;
-
-	if (ino == VINO_DIR) {
-		fuse_reply_err(req, EISDIR);
-		return;
-	}
-	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) {
-		fuse_reply_err(req, EACCES);
-		return;
-	}
-	if (!(v = calloc(1, sizeof(*v)))) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	struct zlfs_req_count rc[ZR_NR];
-	for (int i = 0; i < ZR_NR; i++) {
-		rc[i].op = zreq_names[i];
-		rc[i].n = atomic_load_explicit(&zreqs[i], memory_order_relaxed);
-	}
-	zlfs_lock(sbi);    /* reading counters is no user activity */
-	ret = ino == VINO_STATUS ? zlfs_stats_status(sbi, rc, ZR_NR, &v->text, &v->len)
-				 : zlfs_stats_zones(sbi, &v->text, &v->len);
-	zlfs_unlock(sbi);
-	if (ret) {
-		free(v);
-		fuse_reply_err(req, -ret);
-		return;
-	}
-	fi->fh = (uint64_t)(uintptr_t)v;
-	fi->direct_io = 1;     /* size 0 in stat: reads must reach us */
-	fi->nonseekable = 0;
-	fuse_reply_open(req, fi);
-}
-
-static void virt_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi)
-{
-	struct vfile *v = (struct vfile *)(uintptr_t)fi->fh;
-
-	if (!v || off < 0 || (size_t)off >= v->len) {
-		fuse_reply_buf(req, NULL, 0);
-		return;
-	}
-	size_t n = v->len - (size_t)off < size ? v->len - (size_t)off : size;
-	fuse_reply_buf(req, v->text + off, n);
-}
-
-static void virt_release(fuse_req_t req, struct fuse_file_info *fi)
-{
-	struct vfile *v = (struct vfile *)(uintptr_t)fi->fh;
-	if (v) {
-		free(v->text);
-		free(v);
-	}
-	fuse_reply_err(req, 0);
-}
-
-static void virt_readdir(fuse_req_t req, size_t size, off_t off, bool plus)
-{
-	static const struct { const char *name; fuse_ino_t ino; } ents[] = {
-		{ ".", VINO_DIR }, { "..", FUSE_ROOT_ID }, { "status", VINO_STATUS },
-		{ "zones", VINO_ZONES },
-	};
-	char *buf = malloc(size ? size : 1);
-	size_t used = 0;
-
-	if (!buf) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	for (off_t i = off; i >= 0 && (size_t)i < sizeof(ents) / sizeof(ents[0]); i++) {
-		size_t n;
-		if (plus) {
-			struct fuse_entry_param e;
-			memset(&e, 0, sizeof(e));
-			/* entries beyond . and .. carry a lookup the kernel will forget */
-			if (i >= 2) {
-				e.ino = ents[i].ino;
-				e.entry_timeout = e.attr_timeout = ZL_TIMEOUT;
-			}
-			virt_stat(ents[i].ino, &e.attr);
-			if (ents[i].ino == FUSE_ROOT_ID)
-				e.attr.st_mode = S_IFDIR;
-			n = fuse_add_direntry_plus(req, buf + used, size - used, ents[i].name, &e, i + 1);
-		} else {
-			struct stat st;
-			virt_stat(ents[i].ino, &st);
-			n = fuse_add_direntry(req, buf + used, size - used, ents[i].name, &st, i + 1);
-		}
-		if (n > size - used)
-			break;
-		used += n;
-	}
-	fuse_reply_buf(req, buf, used);
-	free(buf);
-}
-
-/*
- * The virtual directory's one attribute, user.zlfs.pid: the daemon's pid, so
- * that zlfs-umount can wait for the daemon to exit after the unmount (the
- * daemon exits only after its final checkpoint and closing the device).
- */
-#define VIRT_PID_XATTR "user.zlfs.pid"
-
-static void virt_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
-{
-	char val[32];
-	int n;
-
-	if (ino != VINO_DIR || strcmp(name, VIRT_PID_XATTR)) {
-		fuse_reply_err(req, ENODATA);
-		return;
-	}
-	n = snprintf(val, sizeof(val), "%ld", (long)getpid());
-	if (!size)
-		fuse_reply_xattr(req, (size_t)n);
-	else if (size < (size_t)n)
-		fuse_reply_err(req, ERANGE);
-	else
-		fuse_reply_buf(req, val, (size_t)n);
 }
 
 static int get_dir(struct zlfs_sb *sbi, fuse_ino_t ino, struct zinode **out)
@@ -517,26 +321,16 @@ static void zl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	uint8_t ft;
 	int ret;
 
-	count(ZR_LOOKUP, virt_name(parent, name) ? VINO_DIR : parent);
-	DOWN_REFUSE(req, virt_name(parent, name) ? VINO_DIR : parent);
+	fuse_ino_t at = virt_name(parent, name) ? VINO_DIR : parent;   /* counted as /.zlfs's */
+
+	zl_count(ZR_LOOKUP, at);
+	DOWN_REFUSE(req, at);
 	if (strlen(name) > ZF_NAME_LEN) {
 		fuse_reply_err(req, ENAMETOOLONG);
 		return;
 	}
-	if (virt_name(parent, name) || (parent == VINO_DIR && !strcmp(name, "."))) {
-		virt_entry(req, VINO_DIR);
+	if (virt_lookup(req, parent, name))
 		return;
-	}
-	if (parent == VINO_DIR) {
-		if (!strcmp(name, "status"))
-			virt_entry(req, VINO_STATUS);
-		else if (!strcmp(name, "zones"))
-			virt_entry(req, VINO_ZONES);
-		else
-			fuse_reply_err(req, ENOENT);   /* ".." too: the kernel knows the parent */
-		return;
-	}
-	VIRT_REFUSE(req, parent);
 	zlfs_op_begin(sbi, true);
 	if (!strcmp(name, ".")) {
 		/*
@@ -592,7 +386,7 @@ static void forget_one(struct zlfs_sb *sbi, fuse_ino_t ino, uint64_t n)
 static void zl_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
 	struct zlfs_sb *sbi = SBI(req);
-	count(ZR_FORGET, ino);
+	zl_count(ZR_FORGET, ino);
 	zlfs_op_begin(sbi, false);
 	forget_one(sbi, ino, nlookup);
 	zlfs_op_end(sbi, false);
@@ -621,11 +415,10 @@ static void zl_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct stat st;
 	int ret;
 
-	count(ZR_GETATTR, ino);
+	zl_count(ZR_GETATTR, ino);
 	DOWN_REFUSE(req, ino);
 	if (is_virt(ino)) {
-		virt_stat(ino, &st);
-		fuse_reply_attr(req, &st, ZL_TIMEOUT);
+		virt_getattr(req, ino);
 		return;
 	}
 	if (fi && fi->fh == FH_WRITER && wb_gated(sbi)) {
@@ -685,7 +478,7 @@ static void zl_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	int ret;
 
 	(void)fi;
-	count(ZR_SETATTR, ino);
+	zl_count(ZR_SETATTR, ino);
 	DOWN_REFUSE(req, ino);
 	VIRT_REFUSE(req, ino);
 	clock_gettime(CLOCK_REALTIME_COARSE, &now);   /* as zlfs_inode_touch */
@@ -762,7 +555,7 @@ static void zl_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	struct fuse_entry_param e;
 	int ret;
 
-	count(ZR_MKNOD, parent);
+	zl_count(ZR_MKNOD, parent);
 	DOWN_REFUSE(req, parent);
 	if (!S_ISREG(mode) && !S_ISCHR(mode) && !S_ISBLK(mode) && !S_ISFIFO(mode) && !S_ISSOCK(mode)) {
 		fuse_reply_err(req, EINVAL);
@@ -780,7 +573,7 @@ static void zl_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	struct fuse_entry_param e;
 	int ret;
 
-	count(ZR_MKDIR, parent);
+	zl_count(ZR_MKDIR, parent);
 	DOWN_REFUSE(req, parent);
 	zlfs_op_begin(sbi, false);
 	ret = do_create(sbi, req, parent, name, S_IFDIR | (mode & 07777), 0, NULL, &e, NULL);
@@ -794,7 +587,7 @@ static void zl_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 	struct fuse_entry_param e;
 	int ret;
 
-	count(ZR_SYMLINK, parent);
+	zl_count(ZR_SYMLINK, parent);
 	DOWN_REFUSE(req, parent);
 	if (strlen(link) >= ZF_BLKSIZE) {
 		fuse_reply_err(req, ENAMETOOLONG);
@@ -814,7 +607,7 @@ static void zl_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	struct zinode *zi;
 	int ret;
 
-	count(ZR_CREATE, parent);
+	zl_count(ZR_CREATE, parent);
 	DOWN_REFUSE(req, parent);
 	zlfs_op_begin(sbi, false);
 	ret = do_create(sbi, req, parent, name, S_IFREG | (mode & 07777), 0, NULL, &e, &zi);
@@ -843,7 +636,7 @@ static void zl_readlink(fuse_req_t req, fuse_ino_t ino)
 	size_t got = 0;
 	int ret;
 
-	count(ZR_READLINK, ino);
+	zl_count(ZR_READLINK, ino);
 	DOWN_REFUSE(req, ino);
 	VIRT_REFUSE(req, ino);
 	zlfs_op_begin(sbi, true);
@@ -865,7 +658,7 @@ static void zl_readlink(fuse_req_t req, fuse_ino_t ino)
 static void zl_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct zlfs_sb *sbi = SBI(req);
-	count(ZR_UNLINK, parent);
+	zl_count(ZR_UNLINK, parent);
 	DOWN_REFUSE(req, parent);
 	if (is_virt(parent) || virt_name(parent, name)) {
 		fuse_reply_err(req, EPERM);
@@ -883,7 +676,7 @@ static void zl_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 static void zl_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct zlfs_sb *sbi = SBI(req);
-	count(ZR_RMDIR, parent);
+	zl_count(ZR_RMDIR, parent);
 	DOWN_REFUSE(req, parent);
 	if (is_virt(parent) || virt_name(parent, name)) {
 		fuse_reply_err(req, EPERM);
@@ -905,7 +698,7 @@ static void zl_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 	struct zinode *zi;
 	int ret;
 
-	count(ZR_LINK, ino);
+	zl_count(ZR_LINK, ino);
 	DOWN_REFUSE(req, ino);
 	if (is_virt(ino) || is_virt(newparent) || virt_name(newparent, newname)) {
 		fuse_reply_err(req, is_virt(ino) || is_virt(newparent) ? EPERM : EEXIST);
@@ -937,7 +730,7 @@ static void zl_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 {
 	struct zlfs_sb *sbi = SBI(req);
 	uint32_t moved[2] = { 0, 0 };
-	count(ZR_RENAME, parent);
+	zl_count(ZR_RENAME, parent);
 	DOWN_REFUSE(req, parent);
 	if (is_virt(parent) || is_virt(newparent) || virt_name(parent, name) ||
 	    virt_name(newparent, newname)) {
@@ -975,7 +768,7 @@ static void zl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	bool accessed = false, uncached = false;
 	int ret;
 
-	count(ZR_OPEN, ino);
+	zl_count(ZR_OPEN, ino);
 	DOWN_REFUSE(req, ino);
 	if (is_virt(ino)) {
 		virt_open(req, ino, fi);
@@ -1072,7 +865,7 @@ static void do_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static void zl_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	count(ZR_RELEASE, ino);
+	zl_count(ZR_RELEASE, ino);
 	do_release(req, ino, fi);
 }
 
@@ -1086,7 +879,7 @@ static void zl_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	bool due;
 	int ret;
 
-	count(ZR_READ, ino);
+	zl_count(ZR_READ, ino);
 	DOWN_REFUSE(req, ino);
 	if (is_virt(ino)) {
 		free(buf);
@@ -1120,7 +913,7 @@ static void zl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	bool low = false;
 	int ret;
 
-	count(ZR_WRITE, ino);
+	zl_count(ZR_WRITE, ino);
 	DOWN_REFUSE(req, ino);
 	VIRT_REFUSE(req, ino);
 	zlfs_op_begin(sbi, false);
@@ -1173,7 +966,7 @@ static void zl_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 	int ret;
 
 	(void)fi;
-	count(ZR_FSYNC, ino);
+	zl_count(ZR_FSYNC, ino);
 	DOWN_REFUSE(req, ino);
 	if (is_virt(ino)) {
 		fuse_reply_err(req, 0);
@@ -1196,7 +989,7 @@ static void zl_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 static void zl_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	(void)fi;
-	count(ZR_FLUSH, ino);
+	zl_count(ZR_FLUSH, ino);
 	fuse_reply_err(req, ENOSYS);
 }
 
@@ -1208,7 +1001,7 @@ static void zl_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 	int ret;
 
 	(void)fi;
-	count(ZR_FALLOCATE, ino);
+	zl_count(ZR_FALLOCATE, ino);
 	DOWN_REFUSE(req, ino);
 	if (off < 0 || len <= 0) {
 		fuse_reply_err(req, EINVAL);
@@ -1247,7 +1040,7 @@ static void zl_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct zinode *zi;
 	int ret;
 
-	count(ZR_OPENDIR, ino);
+	zl_count(ZR_OPENDIR, ino);
 	DOWN_REFUSE(req, ino);
 	if (sess.no_opendir) {
 		fuse_reply_err(req, ENOSYS);
@@ -1256,10 +1049,7 @@ static void zl_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	fi->cache_readdir = 1;
 	fi->keep_cache = 1;
 	if (is_virt(ino)) {
-		if (ino == VINO_DIR)
-			fuse_reply_open(req, fi);
-		else
-			fuse_reply_err(req, ENOTDIR);
+		virt_opendir(req, ino, fi);
 		return;
 	}
 	zlfs_op_begin(sbi, false);
@@ -1274,7 +1064,7 @@ static void zl_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static void zl_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	count(ZR_RELEASEDIR, ino);
+	zl_count(ZR_RELEASEDIR, ino);
 	if (is_virt(ino)) {
 		fuse_reply_err(req, 0);
 		return;
@@ -1368,7 +1158,7 @@ static void zl_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
 	(void)fi;
-	count(ZR_READDIR, ino);
+	zl_count(ZR_READDIR, ino);
 	DOWN_REFUSE(req, ino);
 	do_readdir(req, ino, size, off, false);
 }
@@ -1377,7 +1167,7 @@ static void zl_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 			   struct fuse_file_info *fi)
 {
 	(void)fi;
-	count(ZR_READDIRPLUS, ino);
+	zl_count(ZR_READDIRPLUS, ino);
 	DOWN_REFUSE(req, ino);
 	do_readdir(req, ino, size, off, true);
 }
@@ -1386,7 +1176,7 @@ static void zl_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 {
 	(void)datasync;
 	(void)fi;
-	count(ZR_FSYNCDIR, ino);
+	zl_count(ZR_FSYNCDIR, ino);
 	DOWN_REFUSE(req, ino);
 	do_sync(req);
 }
@@ -1395,7 +1185,7 @@ static void zl_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct statvfs st;
 
-	count(ZR_STATFS, ino);
+	zl_count(ZR_STATFS, ino);
 	/* no filesystem lock: a df never waits for a writer (segment.c) */
 	zlfs_statfs(SBI(req), &st);
 	fuse_reply_statfs(req, &st);
@@ -1434,7 +1224,7 @@ static void zl_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 	struct zinode *zi;
 	int ret;
 
-	count(ZR_SETXATTR, ino);
+	zl_count(ZR_SETXATTR, ino);
 	DOWN_REFUSE(req, ino);
 	VIRT_REFUSE(req, ino);
 	if (acl) {
@@ -1460,7 +1250,7 @@ static void zl_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	size_t len = 0;
 	int ret;
 
-	count(ZR_GETXATTR, ino);
+	zl_count(ZR_GETXATTR, ino);
 	DOWN_REFUSE(req, ino);
 	if (size && !buf) {
 		fuse_reply_err(req, ENOMEM);
@@ -1496,17 +1286,15 @@ static void zl_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	size_t len = 0;
 	int ret;
 
-	count(ZR_LISTXATTR, ino);
+	zl_count(ZR_LISTXATTR, ino);
 	DOWN_REFUSE(req, ino);
 	if (size && !buf) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
 	if (is_virt(ino)) {
-		if (size)
-			fuse_reply_buf(req, NULL, 0);
-		else
-			fuse_reply_xattr(req, 0);
+		free(buf);
+		virt_listxattr(req, size);
 		return;
 	}
 	zlfs_op_begin(sbi, true);
@@ -1529,7 +1317,7 @@ static void zl_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	struct zinode *zi;
 	int ret;
 
-	count(ZR_REMOVEXATTR, ino);
+	zl_count(ZR_REMOVEXATTR, ino);
 	DOWN_REFUSE(req, ino);
 	if (is_virt(ino)) {
 		fuse_reply_err(req, EPERM);
@@ -1645,7 +1433,7 @@ static void zl_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 	int ret;
 
 	(void)fi;
-	count(ZR_IOCTL, ino);
+	zl_count(ZR_IOCTL, ino);
 	if (is_virt(ino) || (flags & FUSE_IOCTL_UNRESTRICTED)) {
 		fuse_reply_err(req, ENOTTY);
 		return;
