@@ -1,8 +1,8 @@
 /*
  * fuse_int.h - what the FUSE layer's own files share: fuse_ops.c (the
  * request table, the session, the request counters), fuse_virt.c (the
- * virtual directory /.zlfs), fuse_times.c (whose mtime and ctime a file
- * keeps under the writeback cache).  Private to the
+ * virtual directory /.zlfs), fuse_ioctl.c (the ioctls), fuse_times.c
+ * (whose mtime and ctime a file keeps under the writeback cache).  Private to the
  * zlfs executable: main.c sees fuse_ops.h only, and nothing below the FUSE
  * layer sees libfuse.  Like the rest of the FUSE layer, these turn
  * negative errnos into replies and nothing else does.
@@ -108,6 +108,11 @@ void virt_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void virt_readdir(fuse_req_t req, size_t size, off_t off, bool plus);
 void virt_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size);
 void virt_listxattr(fuse_req_t req, size_t size);
+
+/* ---- fuse_ioctl.c: the chattr flags, the going-down ioctl, FITRIM ---- */
+void zl_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+	      struct fuse_file_info *fi, unsigned flags, const void *in_buf, size_t in_bufsz,
+	      size_t out_bufsz);
 
 /* ---- fuse_times.c: a regular file's mtime and ctime under the writeback cache ---- */
 /* A regular file whose mtime and ctime the kernel owns (fuse_times.c's comment). */

@@ -1,0 +1,193 @@
+/*
+ * fuse_ioctl.c - the ioctls zlfs answers: the chattr flags (FS_IOC_GETFLAGS
+ * and SETFLAGS, FS_IOC_FSGETXATTR and FSSETXATTR: flags.c), the going-down
+ * ioctl (shutdown.c) and FITRIM (trim.c).  Any other: ENOTTY.
+ *
+ * The kernel's FUSE passes an ioctl's argument in and out only as the
+ * command's number says (restricted ioctls, FUSE_IOCTL_UNRESTRICTED
+ * refused); the going-down ioctl's argument, numbered as written but
+ * read, is fetched from the caller's memory (caller_read).  Shutdown and
+ * FITRIM are for the admin (caller_is_admin).  Each takes sbi->lock
+ * exclusive through the operation bracket (zlfs_op_begin), and turns the
+ * layer's negative errnos into replies.
+ */
+#include <errno.h>
+#include <linux/fs.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "fuse_int.h"
+
+/*
+ * The caller's bytes at addr, read from its memory: the kernel's FUSE
+ * copies an ioctl's argument to the daemon only when the command's number
+ * says the kernel writes it (_IOW), and the going-down ioctl is numbered
+ * _IOR though it is read.  The caller is the ioctl's thread (ctx->pid);
+ * reading it needs ptrace rights over it, which root's daemon has.
+ */
+static int caller_read(fuse_req_t req, const void *addr, void *buf, size_t len)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct iovec local = { buf, len }, remote = { (void *)addr, len };
+
+	if (!ctx->pid)   /* a caller in another pid namespace */
+		return -EPERM;
+	ssize_t n = process_vm_readv(ctx->pid, &local, 1, &remote, 1, 0);
+	if (n < 0)
+		return errno == ESRCH ? -EFAULT : -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+/*
+ * The kernel's filesystems want CAP_SYS_ADMIN for shutdown and FITRIM;
+ * the daemon sees only the caller's ids, so: root, or the user the daemon
+ * runs as (who mounted it).
+ */
+static bool caller_is_admin(fuse_req_t req)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+	return ctx->uid == 0 || ctx->uid == getuid();
+}
+
+/* The going-down ioctl (shutdown.c). */
+static void ioctl_shutdown(fuse_req_t req, void *arg)
+{
+	struct zlfs_sb *sbi = SBI(req);
+	uint32_t mode;
+	int ret;
+
+	if (!caller_is_admin(req))
+		ret = -EPERM;
+	else
+		ret = caller_read(req, arg, &mode, sizeof(mode));
+	if (!ret) {
+		zlfs_op_begin(sbi, false);
+		ret = zlfs_shutdown(sbi, mode);
+		zlfs_op_end(sbi, false);
+	}
+	if (ret)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_ioctl(req, 0, NULL, 0);
+}
+
+/* FITRIM (trim.c): the range in, the bytes trimmed back in its len. */
+static void ioctl_fitrim(fuse_req_t req, const void *in_buf, size_t in_bufsz, size_t out_bufsz)
+{
+	struct zlfs_sb *sbi = SBI(req);
+	struct fstrim_range r;
+	uint64_t trimmed = 0;
+	int ret;
+
+	if (!caller_is_admin(req)) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	if (in_bufsz < sizeof(r) || out_bufsz < sizeof(r)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	memcpy(&r, in_buf, sizeof(r));
+	zlfs_op_begin(sbi, false);
+	ret = zlfs_trim(sbi, r.start, r.len, r.minlen, &trimmed);
+	zlfs_op_end(sbi, false);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	r.len = trimmed;
+	fuse_reply_ioctl(req, 0, &r, sizeof(r));
+}
+
+/*
+ * The chattr flags (flags.c).  The VFS turns chattr's FS_IOC_SETFLAGS and
+ * FS_IOC_FSSETXATTR into a get (to check the owner and CAP_LINUX_IMMUTABLE)
+ * and a set, which the kernel's FUSE sends as these ioctls with an int or
+ * a struct fsxattr, on a handle it opens for the purpose (files and
+ * directories only).  Also the going-down ioctl, FITRIM and the volume
+ * label (on any file or directory of the volume).  Any other: ENOTTY.
+ */
+void zl_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+		     struct fuse_file_info *fi, unsigned flags, const void *in_buf,
+		     size_t in_bufsz, size_t out_bufsz)
+{
+	struct zlfs_sb *sbi = SBI(req);
+	struct fsxattr fa;
+	struct zinode *zi;
+	uint32_t fl = 0;
+	bool set = false;
+	int ret;
+
+	(void)fi;
+	zl_count(ZR_IOCTL, ino);
+	if (is_virt(ino) || (flags & FUSE_IOCTL_UNRESTRICTED)) {
+		fuse_reply_err(req, ENOTTY);
+		return;
+	}
+	if (cmd == (unsigned int)ZLFS_IOC_SHUTDOWN) {
+		ioctl_shutdown(req, arg);
+		return;
+	}
+	DOWN_REFUSE(req, ino);
+	if (cmd == (unsigned int)FITRIM) {
+		ioctl_fitrim(req, in_buf, in_bufsz, out_bufsz);
+		return;
+	}
+	switch (cmd) {
+	case (unsigned int)FS_IOC_GETFLAGS:
+	case (unsigned int)FS_IOC32_GETFLAGS:
+		ret = out_bufsz < sizeof(int) ? -EINVAL : 0;
+		break;
+	case (unsigned int)FS_IOC_SETFLAGS:
+	case (unsigned int)FS_IOC32_SETFLAGS:
+		ret = in_bufsz < sizeof(int) ? -EINVAL : 0;
+		if (!ret)
+			memcpy(&fl, in_buf, sizeof(int));
+		set = true;
+		break;
+	case (unsigned int)FS_IOC_FSGETXATTR:
+		ret = out_bufsz < sizeof(fa) ? -EINVAL : 0;
+		break;
+	case (unsigned int)FS_IOC_FSSETXATTR:
+		ret = in_bufsz < sizeof(fa) ? -EINVAL : 0;
+		if (!ret)
+			memcpy(&fa, in_buf, sizeof(fa));
+		set = true;
+		break;
+	default:
+		ret = -ENOTTY;
+	}
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	zlfs_op_begin(sbi, false);
+	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
+		if (cmd == (unsigned int)FS_IOC_GETFLAGS || cmd == (unsigned int)FS_IOC32_GETFLAGS)
+			fl = zlfs_flags_get(zi);
+		else if (cmd == (unsigned int)FS_IOC_FSGETXATTR)
+			zlfs_flags_get_x(zi, &fa);
+		else if (cmd == (unsigned int)FS_IOC_FSSETXATTR)
+			ret = zlfs_flags_set_x(sbi, zi, &fa);
+		else
+			ret = zlfs_flags_set(sbi, zi, fl);
+	}
+	zlfs_op_end(sbi, false);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	/* the change stamped ctime, which the kernel holds for ZL_TIMEOUT: tell it to ask */
+	if (set)
+		zl_inval_attr(ino);
+	if (cmd == (unsigned int)FS_IOC_FSGETXATTR) {
+		fuse_reply_ioctl(req, 0, &fa, sizeof(fa));
+	} else if (!set) {
+		int v = (int)fl;
+		fuse_reply_ioctl(req, 0, &v, sizeof(v));
+	} else {
+		fuse_reply_ioctl(req, 0, NULL, 0);
+	}
+}
