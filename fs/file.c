@@ -15,11 +15,23 @@
  * (reserved by F2FS's fallocate; zlfs writes zero blocks instead).
  * Inline data (F2FS's INLINE_DATA) is read in place and converted to a
  * regular block before any write.
+ *
+ * The operations here make room first, as F2FS's call f2fs_balance_fs:
+ * zlfs_setattr, zlfs_file_open (with O_TRUNC) and zlfs_file_fallocate
+ * call zlfs_balance with their ZLFS_BUDGET_* (zlfs_file_fsync with none:
+ * its nodes are dirty already) before anything changed; it may run GC and
+ * checkpoints and drop the lock meanwhile.  zlfs_file_write and zlfs_file_truncate do not: a
+ * write's caller makes room for its length, and truncation runs inside
+ * setattr and open.  zlfs_setattr, zlfs_file_open and
+ * zlfs_file_fallocate also apply the immutable and append-only flags
+ * (flags.c's zlfs_may_*).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/falloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "zlfs.h"
 
@@ -689,6 +701,8 @@ int zlfs_file_fallocate(struct zlfs_sb *sbi, struct zinode *zi, int mode, uint64
 	uint64_t end = off + len;
 	int ret;
 
+	if ((ret = zlfs_balance(sbi, ZLFS_BUDGET_FALLOCATE)) || (ret = zlfs_may_fallocate(zi, mode)))
+		return ret;
 	if (sbi->fatal)
 		return -EROFS;
 	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE))
@@ -722,6 +736,111 @@ int zlfs_file_fallocate(struct zlfs_sb *sbi, struct zinode *zi, int mode, uint64
 	/* allocation alone changes no data; zeroing does */
 	zlfs_inode_touch(zi, (mode & FALLOC_FL_ZERO_RANGE) != 0, true, false);
 	zlfs_node_dirty(sbi, zi->node);
+	return 0;
+}
+
+/* ---- setattr and open ------------------------------------------------------------- */
+
+static void set_time(zf_le64 *sec, zf_le32 *nsec, const struct timespec *ts)
+{
+	*sec = zf_cpu_to_le64((uint64_t)ts->tv_sec);
+	*nsec = zf_cpu_to_le32((uint32_t)ts->tv_nsec);
+}
+
+/*
+ * What a setattr changes, as flags.c judges it against immutable and
+ * append-only.  Times the caller gave are "set", "now" ones not.  When
+ * the caller owns mtime and ctime (FUSE's writeback cache), even
+ * utimes(NULL)'s mtime comes as a time of the caller's (only atime says
+ * NOW), and an mtime alone is its own stamp of a write, sent at writeback
+ * and close, which the VFS never judges: so there only an explicit atime
+ * counts as "set" (and `touch -m -d`, which cannot be told from the
+ * stamp, gets through).
+ */
+static unsigned int setattr_what(const struct zlfs_iattr *ia)
+{
+	unsigned int v = ia->valid, what = 0;
+
+	if (v & ZLFS_ATTR_SIZE)
+		what |= ZLFS_SA_SIZE;
+	if (v & (ZLFS_ATTR_MODE | ZLFS_ATTR_UID | ZLFS_ATTR_GID))
+		what |= ZLFS_SA_OWNER;
+	if (v & (ZLFS_ATTR_ATIME_NOW | ZLFS_ATTR_MTIME_NOW))
+		what |= ZLFS_SA_TIMES_NOW;
+	if (((v & ZLFS_ATTR_ATIME) && !(v & ZLFS_ATTR_ATIME_NOW)) ||
+	    ((v & ZLFS_ATTR_MTIME) && !(v & ZLFS_ATTR_MTIME_NOW) && !ia->kernel_times))
+		what |= ZLFS_SA_TIMES_SET;
+	return what;
+}
+
+int zlfs_setattr(struct zlfs_sb *sbi, struct zinode *zi, const struct zlfs_iattr *ia,
+		 zlfs_truncate_fn truncate)
+{
+	unsigned int v = ia->valid;
+	int ret;
+
+	if ((ret = zlfs_writable(sbi)) ||
+	    ((v & ZLFS_ATTR_SIZE) && (ret = zlfs_balance(sbi, ZLFS_BUDGET_TRUNCATE))))
+		return ret;
+	struct zf_inode *ri = zi_raw(zi);
+	mode_t mode = zf_le16_to_cpu(ri->i_mode);
+	if ((ret = zlfs_may_setattr(zi, setattr_what(ia))))
+		return ret;
+	if (v & ZLFS_ATTR_SIZE) {
+		if (S_ISDIR(mode))
+			return -EISDIR;
+		if (!S_ISREG(mode))
+			return -EINVAL;
+		if ((ret = (truncate ? truncate : zlfs_file_truncate)(sbi, zi, ia->size)))
+			return ret;
+		ri = zi_raw(zi);
+	}
+	if (v & ZLFS_ATTR_MODE) {
+		ri->i_mode = zf_cpu_to_le16((uint16_t)((mode & S_IFMT) | (ia->mode & 07777)));
+		if ((ret = zlfs_acl_chmod(sbi, zi, ia->mode & 07777)))
+			return ret;
+		ri = zi_raw(zi);
+	}
+	if (v & ZLFS_ATTR_UID)
+		ri->i_uid = zf_cpu_to_le32(ia->uid);
+	if (v & ZLFS_ATTR_GID)
+		ri->i_gid = zf_cpu_to_le32(ia->gid);
+	if (v & ZLFS_ATTR_ATIME_NOW)
+		set_time(&ri->i_atime, &ri->i_atime_nsec, &ia->now);
+	else if (v & ZLFS_ATTR_ATIME)
+		set_time(&ri->i_atime, &ri->i_atime_nsec, &ia->atime);
+	if (v & ZLFS_ATTR_MTIME_NOW)
+		set_time(&ri->i_mtime, &ri->i_mtime_nsec, &ia->now);
+	else if (v & ZLFS_ATTR_MTIME)
+		set_time(&ri->i_mtime, &ri->i_mtime_nsec, &ia->mtime);
+	if (v & ZLFS_ATTR_CTIME)
+		set_time(&ri->i_ctime, &ri->i_ctime_nsec, &ia->ctime);
+	else if (!ia->kernel_times)   /* the caller kept its ctime: so do we */
+		set_time(&ri->i_ctime, &ri->i_ctime_nsec, &ia->now);
+	zlfs_inode_dirty(sbi, zi);
+	return 0;
+}
+
+int zlfs_file_open(struct zlfs_sb *sbi, uint32_t ino, int flags, zlfs_truncate_fn truncate,
+		   struct zinode **out)
+{
+	bool write = (flags & O_ACCMODE) != O_RDONLY;
+	struct zinode *zi;
+	int ret;
+
+	if ((flags & O_TRUNC) && write && (ret = zlfs_balance(sbi, ZLFS_BUDGET_TRUNCATE)))
+		return ret;
+	if ((ret = zlfs_iget(sbi, ino, &zi)) || (write && (ret = zlfs_writable(sbi))) ||
+	    (ret = zlfs_may_open(zi, flags)))
+		return ret;
+	mode_t mode = zf_le16_to_cpu(zi_raw(zi)->i_mode);
+	if (S_ISDIR(mode))
+		return -EISDIR;
+	if ((flags & O_TRUNC) && S_ISREG(mode) &&
+	    (ret = (truncate ? truncate : zlfs_file_truncate)(sbi, zi, 0)))
+		return ret;
+	zi->nopen++;
+	*out = zi;
 	return 0;
 }
 

@@ -112,11 +112,6 @@ void zl_req_counts(struct zlfs_req_count *rc)
 	}
 }
 
-static int writable(struct zlfs_sb *sbi)
-{
-	return zlfs_writable(sbi);
-}
-
 /*
  * The writeback gate: ENOSPC where the writer sees it.
  *
@@ -215,12 +210,7 @@ static int do_create(struct zlfs_sb *sbi, fuse_req_t req, fuse_ino_t parent, con
 		return -EPERM;
 	if (virt_name(parent, name))
 		return -EEXIST;
-	/* a symlink's target takes a block; any new entry may take a dentry block */
-	if ((ret = zlfs_balance(sbi, 8 + (link ? 1 : 0))))
-		return ret;
-	ret = zlfs_create(sbi, &c, to_ino(parent), name, mode, rdev, link, &zi);
-
-	if (ret)
+	if ((ret = zlfs_create(sbi, &c, to_ino(parent), name, mode, rdev, link, &zi)))
 		return ret;
 	fill_entry(sbi, zi, e);
 	if (out)
@@ -434,101 +424,55 @@ static void zl_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_attr(req, &st, ZL_TIMEOUT);
 }
 
-static void set_time(zf_le64 *sec, zf_le32 *nsec, const struct timespec *ts)
+/* SETATTR's request as the file layer takes it (zlfs_setattr). */
+static void iattr_of(const struct stat *attr, int to_set, struct zlfs_iattr *ia)
 {
-	*sec = zf_cpu_to_le64((uint64_t)ts->tv_sec);
-	*nsec = zf_cpu_to_le32((uint32_t)ts->tv_nsec);
-}
+	static const struct { int fuse; unsigned int zlfs; } bits[] = {
+		{ FUSE_SET_ATTR_MODE, ZLFS_ATTR_MODE }, { FUSE_SET_ATTR_UID, ZLFS_ATTR_UID },
+		{ FUSE_SET_ATTR_GID, ZLFS_ATTR_GID }, { FUSE_SET_ATTR_SIZE, ZLFS_ATTR_SIZE },
+		{ FUSE_SET_ATTR_ATIME, ZLFS_ATTR_ATIME }, { FUSE_SET_ATTR_MTIME, ZLFS_ATTR_MTIME },
+		{ FUSE_SET_ATTR_ATIME_NOW, ZLFS_ATTR_ATIME_NOW },
+		{ FUSE_SET_ATTR_MTIME_NOW, ZLFS_ATTR_MTIME_NOW }, { FUSE_SET_ATTR_CTIME, ZLFS_ATTR_CTIME },
+	};
 
-/*
- * What a SETATTR changes, as flags.c judges it against immutable and
- * append-only.  Times the caller gave are "set", "now" ones not.  On a
- * file whose times the kernel owns, the kernel sends even utimes(NULL)'s
- * mtime as a time of its own (only atime says NOW), and an mtime alone is
- * its own stamp of a write, sent at writeback and close, which the VFS
- * never judges: so there only an explicit atime counts as "set" (and
- * `touch -m -d`, which cannot be told from the stamp, gets through).
- */
-static unsigned int setattr_what(int to_set, bool kt)
-{
-	unsigned int what = 0;
-
-	if (to_set & FUSE_SET_ATTR_SIZE)
-		what |= ZLFS_SA_SIZE;
-	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))
-		what |= ZLFS_SA_OWNER;
-	if (to_set & (FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW))
-		what |= ZLFS_SA_TIMES_NOW;
-	if (((to_set & FUSE_SET_ATTR_ATIME) && !(to_set & FUSE_SET_ATTR_ATIME_NOW)) ||
-	    ((to_set & FUSE_SET_ATTR_MTIME) && !(to_set & FUSE_SET_ATTR_MTIME_NOW) && !kt))
-		what |= ZLFS_SA_TIMES_SET;
-	return what;
+	memset(ia, 0, sizeof(*ia));
+	for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
+		if (to_set & bits[i].fuse)
+			ia->valid |= bits[i].zlfs;
+	ia->mode = attr->st_mode;
+	ia->uid = attr->st_uid;
+	ia->gid = attr->st_gid;
+	ia->size = (uint64_t)attr->st_size;
+	ia->atime = attr->st_atim;
+	ia->mtime = attr->st_mtim;
+	ia->ctime = attr->st_ctim;
+	clock_gettime(CLOCK_REALTIME_COARSE, &ia->now);   /* as zlfs_inode_touch */
 }
 
 static void zl_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		       struct fuse_file_info *fi)
 {
 	struct zlfs_sb *sbi = SBI(req);
+	struct zlfs_iattr ia;
 	struct zinode *zi;
 	struct stat st;
-	struct timespec now;
 	int ret;
 
 	(void)fi;
 	zl_count(ZR_SETATTR, ino);
 	DOWN_REFUSE(req, ino);
 	VIRT_REFUSE(req, ino);
-	clock_gettime(CLOCK_REALTIME_COARSE, &now);   /* as zlfs_inode_touch */
+	iattr_of(attr, to_set, &ia);
 	zlfs_op_begin(sbi, false);
-	if ((ret = zlfs_iget(sbi, to_ino(ino), &zi)) || (ret = writable(sbi)) ||
-	    ((to_set & FUSE_SET_ATTR_SIZE) && (ret = zlfs_balance(sbi, 2))))
-		goto out;
-	struct zf_inode *ri = zi_raw(zi);
-	mode_t mode = zf_le16_to_cpu(ri->i_mode);
-	bool kt = kernel_times(zi);
-	if ((ret = zlfs_may_setattr(zi, setattr_what(to_set, kt))))
-		goto out;
-	if (to_set & FUSE_SET_ATTR_SIZE) {
-		if (S_ISDIR(mode)) {
-			ret = -EISDIR;
-			goto out;
+	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
+		/* the kernel's times: sent along when it changed them, a truncate's kept */
+		ia.kernel_times = kernel_times(zi);
+		if (!(ret = zlfs_setattr(sbi, zi, &ia, ztimes_truncate))) {
+			if (ia.kernel_times)
+				ztimes_setattr(zi);
+			zlfs_inode_stat(sbi, zi, &st);
 		}
-		if (!S_ISREG(mode)) {
-			ret = -EINVAL;
-			goto out;
-		}
-		/* the kernel sends its times along (below) when it changed them */
-		if ((ret = ztimes_truncate(sbi, zi, (uint64_t)attr->st_size)))
-			goto out;
-		ri = zi_raw(zi);
 	}
-	if (to_set & FUSE_SET_ATTR_MODE) {
-		ri->i_mode = zf_cpu_to_le16((uint16_t)((mode & S_IFMT) | (attr->st_mode & 07777)));
-		if ((ret = zlfs_acl_chmod(sbi, zi, attr->st_mode & 07777)))
-			goto out;
-		ri = zi_raw(zi);
-	}
-	if (to_set & FUSE_SET_ATTR_UID)
-		ri->i_uid = zf_cpu_to_le32(attr->st_uid);
-	if (to_set & FUSE_SET_ATTR_GID)
-		ri->i_gid = zf_cpu_to_le32(attr->st_gid);
-	if (to_set & FUSE_SET_ATTR_ATIME_NOW)
-		set_time(&ri->i_atime, &ri->i_atime_nsec, &now);
-	else if (to_set & FUSE_SET_ATTR_ATIME)
-		set_time(&ri->i_atime, &ri->i_atime_nsec, &attr->st_atim);
-	if (to_set & FUSE_SET_ATTR_MTIME_NOW)
-		set_time(&ri->i_mtime, &ri->i_mtime_nsec, &now);
-	else if (to_set & FUSE_SET_ATTR_MTIME)
-		set_time(&ri->i_mtime, &ri->i_mtime_nsec, &attr->st_mtim);
-	if (to_set & FUSE_SET_ATTR_CTIME)
-		set_time(&ri->i_ctime, &ri->i_ctime_nsec, &attr->st_ctim);
-	else if (!kt)   /* the kernel kept its ctime: so do we */
-		set_time(&ri->i_ctime, &ri->i_ctime_nsec, &now);
-	if (kt)
-		ztimes_setattr(zi);
-	zlfs_inode_dirty(sbi, zi);
-	zlfs_inode_stat(sbi, zi, &st);
-out:
 	zlfs_op_end(sbi, false);
 	if (ret)
 		fuse_reply_err(req, -ret);
@@ -662,10 +606,7 @@ static void zl_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	zlfs_op_begin(sbi, false);
-	/* removing frees space: it goes ahead even when GC found none to make */
-	int ret = zlfs_balance(sbi, 8);
-	if (!ret || ret == -ENOSPC)
-		ret = zlfs_unlink(sbi, to_ino(parent), name, false);
+	int ret = zlfs_unlink(sbi, to_ino(parent), name, false);
 	zlfs_op_end(sbi, false);
 	fuse_reply_err(req, -ret);
 }
@@ -680,10 +621,7 @@ static void zl_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	zlfs_op_begin(sbi, false);
-	/* removing frees space: it goes ahead even when GC found none to make */
-	int ret = zlfs_balance(sbi, 8);
-	if (!ret || ret == -ENOSPC)
-		ret = zlfs_unlink(sbi, to_ino(parent), name, true);
+	int ret = zlfs_unlink(sbi, to_ino(parent), name, true);
 	zlfs_op_end(sbi, false);
 	fuse_reply_err(req, -ret);
 }
@@ -702,8 +640,7 @@ static void zl_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 		return;
 	}
 	zlfs_op_begin(sbi, false);
-	if (!(ret = zlfs_balance(sbi, 8)) &&
-	    !(ret = zlfs_link(sbi, to_ino(ino), to_ino(newparent), newname, &zi)))
+	if (!(ret = zlfs_link(sbi, to_ino(ino), to_ino(newparent), newname, &zi)))
 		fill_entry(sbi, zi, &e);
 	zlfs_op_end(sbi, false);
 	reply_entry_or_err(req, ret, &e);
@@ -735,15 +672,14 @@ static void zl_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		return;
 	}
 	zlfs_op_begin(sbi, false);
-	int ret = zlfs_balance(sbi, 16);
-	if (!ret && parent != newparent) {
-		moved[0] = dir_named(sbi, parent, name);
-		if (flags & RENAME_EXCHANGE)
-			moved[1] = dir_named(sbi, newparent, newname);
-	}
 	struct zlfs_cred c = cred_of(req);
-	if (!ret)
-		ret = zlfs_rename_as(sbi, &c, to_ino(parent), name, to_ino(newparent), newname, flags);
+	int ret = zlfs_rename_as(sbi, &c, to_ino(parent), name, to_ino(newparent), newname, flags);
+	if (!ret && parent != newparent) {
+		/* a directory moved: now at the new name (exchanged: at the old one too) */
+		moved[0] = dir_named(sbi, newparent, newname);
+		if (flags & RENAME_EXCHANGE)
+			moved[1] = dir_named(sbi, parent, name);
+	}
 	zlfs_op_end(sbi, false);
 	fuse_reply_err(req, -ret);
 	/*
@@ -772,44 +708,27 @@ static void zl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	zlfs_op_begin(sbi, false);
-	if ((fi->flags & O_TRUNC) && (fi->flags & O_ACCMODE) != O_RDONLY &&
-	    (ret = zlfs_balance(sbi, 2)))
-		;
-	else if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
-		if ((fi->flags & O_ACCMODE) != O_RDONLY && (ret = writable(sbi)))
-			;
-		else if ((ret = zlfs_may_open(zi, fi->flags)))
-			;
-		else if (S_ISDIR(zf_le16_to_cpu(zi_raw(zi)->i_mode)))
-			ret = -EISDIR;
-		else if ((fi->flags & O_TRUNC) && S_ISREG(zf_le16_to_cpu(zi_raw(zi)->i_mode)) &&
-			 (ret = ztimes_truncate(sbi, zi, 0)))
-			;
-		else {
-			zi->nopen++;
-			/*
-			 * Reads served from the kernel's page cache never reach
-			 * us, so opening read-only is the access atime counts
-			 * (under relatime: the first one after a change).  A
-			 * read-write open is often for writing alone (xfs_io's
-			 * fsync, a database): it counts only when a READ comes
-			 * (read_accessed), or an fsync would carry an atime no
-			 * read made (xfstests generic/392).  The kernel keeps
-			 * attributes ZL_TIMEOUT long: tell it to ask.
-			 *
-			 * strictatime wants every read and only reads: there
-			 * the kernel drops its cached pages at each read-only
-			 * open (no keep_cache), so the reads come to us, and
-			 * the open itself counts for nothing (generic/622: an
-			 * open for fsync must not move atime).  A price only
-			 * that option pays.
-			 */
-			bool reading = (fi->flags & O_ACCMODE) == O_RDONLY &&
-				       S_ISREG(zf_le16_to_cpu(zi_raw(zi)->i_mode));
-			uncached = reading && sbi->atime == ZLFS_ATIME_STRICT;
-			if (reading && !uncached)
-				accessed = zlfs_inode_accessed(sbi, zi) == 1;
-		}
+	if (!(ret = zlfs_file_open(sbi, to_ino(ino), fi->flags, ztimes_truncate, &zi))) {
+		/*
+		 * Reads served from the kernel's page cache never reach us, so
+		 * opening read-only is the access atime counts (under relatime:
+		 * the first one after a change).  A read-write open is often for
+		 * writing alone (xfs_io's fsync, a database): it counts only when
+		 * a READ comes (read_accessed), or an fsync would carry an atime
+		 * no read made (xfstests generic/392).  The kernel keeps
+		 * attributes ZL_TIMEOUT long: tell it to ask.
+		 *
+		 * strictatime wants every read and only reads: there the kernel
+		 * drops its cached pages at each read-only open (no keep_cache),
+		 * so the reads come to us, and the open itself counts for nothing
+		 * (generic/622: an open for fsync must not move atime).  A price
+		 * only that option pays.
+		 */
+		bool reading = (fi->flags & O_ACCMODE) == O_RDONLY &&
+			       S_ISREG(zf_le16_to_cpu(zi_raw(zi)->i_mode));
+		uncached = reading && sbi->atime == ZLFS_ATIME_STRICT;
+		if (reading && !uncached)
+			accessed = zlfs_inode_accessed(sbi, zi) == 1;
 	}
 	zlfs_op_end(sbi, false);
 	if (ret) {
@@ -918,7 +837,7 @@ static void zl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	 * room first: the blocks, maybe a new dnode and an inline conversion;
 	 * a write that is not writeback's leaves the reserve to writeback
 	 */
-	if (!(ret = writable(sbi)) && sess.wb && !fi->writepage && sbi->wb_reserve &&
+	if (!(ret = zlfs_writable(sbi)) && sess.wb && !fi->writepage && sbi->wb_reserve &&
 	    zlfs_free_blocks(sbi) < sbi->wb_reserve + nblk)
 		ret = -ENOSPC;
 	else if (!ret &&
@@ -1006,8 +925,7 @@ static void zl_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 	}
 	VIRT_REFUSE(req, ino);
 	zlfs_op_begin(sbi, false);
-	if (!(ret = writable(sbi)) && !(ret = zlfs_balance(sbi, 4)) &&
-	    !(ret = zlfs_iget(sbi, to_ino(ino), &zi)) && !(ret = zlfs_may_fallocate(zi, mode))) {
+	if (!(ret = zlfs_writable(sbi)) && !(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
 		/* the kernel stamps fallocate's times (and sends them) itself */
 		struct ztimes t;
 		ztimes_begin(zi, &t);
@@ -1229,8 +1147,7 @@ static void zl_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 		ngroups = ngroups < 0 ? 0 : ngroups > 256 ? 256 : ngroups;
 	}
 	zlfs_op_begin(sbi, false);
-	if (!(ret = writable(sbi)) && !(ret = zlfs_balance(sbi, 4)) &&
-	    !(ret = zlfs_iget(sbi, to_ino(ino), &zi)) && !(ret = zlfs_may_change(zi)))
+	if (!(ret = zlfs_writable(sbi)) && !(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
 		ret = zlfs_xattr_set(sbi, zi, name, value, size, flags);
 	if (!ret && acl)
 		acl_drop_sgid(req, zi, groups, ngroups);
@@ -1321,8 +1238,7 @@ static void zl_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 		return;
 	}
 	zlfs_op_begin(sbi, false);
-	if (!(ret = writable(sbi)) && !(ret = zlfs_iget(sbi, to_ino(ino), &zi)) &&
-	    !(ret = zlfs_may_change(zi)))
+	if (!(ret = zlfs_writable(sbi)) && !(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
 		ret = zlfs_xattr_remove(sbi, zi, name);
 	zlfs_op_end(sbi, false);
 	fuse_reply_err(req, -ret);

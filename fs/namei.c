@@ -9,7 +9,14 @@
  * counts follow POSIX: a directory has 2 + its subdirectories; a name that
  * goes away drops a link, and the last one hands the inode to inode.c
  * (freed now, or as an orphan when still open).
- * All calls need sbi->lock.
+ *
+ * Each operation makes room first, as F2FS's call f2fs_balance_fs:
+ * zlfs_balance with the operation's ZLFS_BUDGET_*, before anything
+ * changed, which may run GC and checkpoints and drop the lock meanwhile.
+ * Inside an operation (rename's whiteout) and where no GC may run
+ * (roll-forward at mount: zlfs_unlink_nobalance), the bodies are called
+ * without it.
+ * All calls need sbi->lock, exclusive.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -64,8 +71,9 @@ static int write_symlink(struct zlfs_sb *sbi, struct zinode *zi, const char *lin
 	return ret;
 }
 
-int zlfs_create(struct zlfs_sb *sbi, const struct zlfs_cred *ctx, uint32_t parent,
-		const char *name, mode_t mode, dev_t rdev, const char *link, struct zinode **out)
+/* zlfs_create without making room: a whiteout, inside a rename that changed things already. */
+static int create(struct zlfs_sb *sbi, const struct zlfs_cred *ctx, uint32_t parent,
+		  const char *name, mode_t mode, dev_t rdev, const char *link, struct zinode **out)
 {
 	struct zinode *dir, *zi;
 	uint32_t ino;
@@ -129,6 +137,15 @@ int zlfs_create(struct zlfs_sb *sbi, const struct zlfs_cred *ctx, uint32_t paren
 	return 0;
 }
 
+int zlfs_create(struct zlfs_sb *sbi, const struct zlfs_cred *ctx, uint32_t parent,
+		const char *name, mode_t mode, dev_t rdev, const char *link, struct zinode **out)
+{
+	/* a symlink's target takes a block more */
+	int ret = zlfs_balance(sbi, ZLFS_BUDGET_CREATE + (link ? 1 : 0));
+
+	return ret ? ret : create(sbi, ctx, parent, name, mode, rdev, link, out);
+}
+
 static void drop_link(struct zlfs_sb *sbi, struct zinode *zi)
 {
 	struct zf_inode *ri = zi_raw(zi);
@@ -145,6 +162,14 @@ static void drop_link(struct zlfs_sb *sbi, struct zinode *zi)
 }
 
 int zlfs_unlink(struct zlfs_sb *sbi, uint32_t parent, const char *name, bool rmdir)
+{
+	/* removing frees space: it goes ahead even when GC found none to make */
+	int ret = zlfs_balance(sbi, ZLFS_BUDGET_UNLINK);
+
+	return ret && ret != -ENOSPC ? ret : zlfs_unlink_nobalance(sbi, parent, name, rmdir);
+}
+
+int zlfs_unlink_nobalance(struct zlfs_sb *sbi, uint32_t parent, const char *name, bool rmdir)
 {
 	struct zinode *dir, *zi;
 	uint32_t ino;
@@ -185,6 +210,8 @@ int zlfs_link(struct zlfs_sb *sbi, uint32_t ino, uint32_t newparent, const char 
 	uint8_t ft;
 	int ret;
 
+	if ((ret = zlfs_balance(sbi, ZLFS_BUDGET_LINK)))
+		return ret;
 	if (strlen(newname) > ZF_NAME_LEN)
 		return -ENAMETOOLONG;
 	if ((ret = zlfs_writable(sbi)) || (ret = zlfs_dir_iget(sbi, newparent, &dir)) ||
@@ -236,8 +263,9 @@ static int is_ancestor(struct zlfs_sb *sbi, uint32_t anc, uint32_t d)
 	return -ELOOP;
 }
 
-int zlfs_rename(struct zlfs_sb *sbi, uint32_t parent, const char *name, uint32_t newparent,
-		const char *newname, unsigned int flags)
+/* The rename itself, room made (zlfs_rename, zlfs_rename_as). */
+static int rename_names(struct zlfs_sb *sbi, uint32_t parent, const char *name,
+			uint32_t newparent, const char *newname, unsigned int flags)
 {
 	struct zinode *od, *nd, *src, *dst = NULL;
 	uint32_t sino, dino;
@@ -345,6 +373,14 @@ int zlfs_rename(struct zlfs_sb *sbi, uint32_t parent, const char *name, uint32_t
 	return 0;
 }
 
+int zlfs_rename(struct zlfs_sb *sbi, uint32_t parent, const char *name, uint32_t newparent,
+		const char *newname, unsigned int flags)
+{
+	int ret = zlfs_balance(sbi, ZLFS_BUDGET_RENAME);
+
+	return ret ? ret : rename_names(sbi, parent, name, newparent, newname, flags);
+}
+
 int zlfs_rename_as(struct zlfs_sb *sbi, const struct zlfs_cred *ctx, uint32_t parent,
 		   const char *name, uint32_t newparent, const char *newname, unsigned int flags)
 {
@@ -352,11 +388,13 @@ int zlfs_rename_as(struct zlfs_sb *sbi, const struct zlfs_cred *ctx, uint32_t pa
 	struct zinode *w;
 	int ret;
 
+	if ((ret = zlfs_balance(sbi, ZLFS_BUDGET_RENAME)))
+		return ret;
 	if (!(flags & RENAME_WHITEOUT))
-		return zlfs_rename(sbi, parent, name, newparent, newname, flags);
+		return rename_names(sbi, parent, name, newparent, newname, flags);
 	if (flags & RENAME_EXCHANGE)
 		return -EINVAL;
-	if ((ret = zlfs_rename(sbi, parent, name, newparent, newname, flags & ~RENAME_WHITEOUT)))
+	if ((ret = rename_names(sbi, parent, name, newparent, newname, flags & ~RENAME_WHITEOUT)))
 		return ret;
 	/*
 	 * The whiteout, as the kernel's F2FS makes it: a character device
@@ -364,7 +402,7 @@ int zlfs_rename_as(struct zlfs_sb *sbi, const struct zlfs_cred *ctx, uint32_t pa
 	 * change only with the next checkpoint, so they go together.
 	 */
 	wc.umask = 07777;
-	if ((ret = zlfs_create(sbi, &wc, parent, name, S_IFCHR, makedev(0, 0), NULL, &w)))
+	if ((ret = create(sbi, &wc, parent, name, S_IFCHR, makedev(0, 0), NULL, &w)))
 		return ret;
 	zlfs_iput(sbi, w, 0);
 	return 0;

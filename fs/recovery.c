@@ -517,7 +517,12 @@ int zlfs_recover_dentries(struct zlfs_sb *sbi, struct zrecovery *rc)
 					"inode %u keeps no name\n", d->name, d->dir, d->ino);
 				continue;
 			}
-			if ((ret = zlfs_unlink(sbi, d->dir, d->name, false)))
+			/*
+			 * no room made first (zlfs_unlink's balance): this is
+			 * mid-mount, before the checkpoint that commits the
+			 * roll-forward, which GC's checkpoints would commit half done
+			 */
+			if ((ret = zlfs_unlink_nobalance(sbi, d->dir, d->name, false)))
 				return ret;
 		} else if (ret != -ENOENT) {
 			return ret;

@@ -11,7 +11,13 @@
  * the kernel's xattr form (version 2, 8-byte entries) and are stored in
  * F2FS's (version 1, 4-byte entries for the owner/group/mask/other tags),
  * so the kernel F2FS driver and f2fs-tools read what zlfs writes.
- * All calls need sbi->lock.
+ *
+ * zlfs_xattr_set and zlfs_xattr_remove are operations: they apply the
+ * immutable and append-only flags (zlfs_may_change), and setting makes
+ * room first (zlfs_balance, ZLFS_BUDGET_XATTR; may drop the lock and
+ * checkpoint).  The ACLs a create inherits and a chmod keeps in step are
+ * stored without either, in the middle of those operations.
+ * All calls need sbi->lock (exclusive, but for the reads).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -326,9 +332,11 @@ out:
 
 static bool acl_mode_only(const uint8_t *acl, size_t len);
 static int acl_mode(const uint8_t *acl, size_t len, mode_t *mode);
+static int xattr_remove(struct zlfs_sb *sbi, struct zinode *zi, const char *name);
 
-int zlfs_xattr_set(struct zlfs_sb *sbi, struct zinode *zi, const char *name,
-		   const void *value, size_t size, int flags)
+/* zlfs_xattr_set without room made or flags checked: an ACL inherited or kept in step. */
+static int xattr_set(struct zlfs_sb *sbi, struct zinode *zi, const char *name,
+		     const void *value, size_t size, int flags)
 {
 	uint8_t *buf = malloc(BUF_MAX), *acl = NULL;
 	const char *suffix;
@@ -353,7 +361,7 @@ int zlfs_xattr_set(struct zlfs_sb *sbi, struct zinode *zi, const char *name,
 		zlfs_node_dirty(sbi, zi->node);
 		if (acl_mode_only(value, size)) {
 			free(buf);
-			ret = zlfs_xattr_remove(sbi, zi, name);
+			ret = xattr_remove(sbi, zi, name);
 			if (ret == -ENODATA)
 				ret = 0;
 			zlfs_inode_touch(zi, false, true, false);
@@ -409,7 +417,17 @@ out:
 	return ret;
 }
 
-int zlfs_xattr_remove(struct zlfs_sb *sbi, struct zinode *zi, const char *name)
+int zlfs_xattr_set(struct zlfs_sb *sbi, struct zinode *zi, const char *name,
+		   const void *value, size_t size, int flags)
+{
+	int ret;
+
+	if ((ret = zlfs_balance(sbi, ZLFS_BUDGET_XATTR)) || (ret = zlfs_may_change(zi)))
+		return ret;
+	return xattr_set(sbi, zi, name, value, size, flags);
+}
+
+static int xattr_remove(struct zlfs_sb *sbi, struct zinode *zi, const char *name)
 {
 	uint8_t *buf = malloc(BUF_MAX);
 	const char *suffix;
@@ -433,6 +451,13 @@ int zlfs_xattr_remove(struct zlfs_sb *sbi, struct zinode *zi, const char *name)
 out:
 	free(buf);
 	return ret;
+}
+
+int zlfs_xattr_remove(struct zlfs_sb *sbi, struct zinode *zi, const char *name)
+{
+	int ret = zlfs_may_change(zi);
+
+	return ret ? ret : xattr_remove(sbi, zi, name);
 }
 
 int zlfs_xattr_list(struct zlfs_sb *sbi, struct zinode *zi, char *out, size_t size, size_t *len)
@@ -532,7 +557,7 @@ int zlfs_acl_inherit(struct zlfs_sb *sbi, struct zinode *dir, struct zinode *zi,
 	}
 	if (ret)
 		goto out;
-	if (S_ISDIR(*mode) && (ret = zlfs_xattr_set(sbi, zi, ACL_DEFAULT, acl, len, 0)))
+	if (S_ISDIR(*mode) && (ret = xattr_set(sbi, zi, ACL_DEFAULT, acl, len, 0)))
 		goto out;
 	mode_t m = *mode;
 	struct kacl_ent *uo = kacl_find(acl, len, ACL_USER_OBJ), *go = kacl_find(acl, len, ACL_GROUP_OBJ);
@@ -557,7 +582,7 @@ int zlfs_acl_inherit(struct zlfs_sb *sbi, struct zinode *dir, struct zinode *zi,
 	zi_raw(zi)->i_mode = zf_cpu_to_le16((uint16_t)*mode);
 	zlfs_node_dirty(sbi, zi->node);
 	if (!kacl_is_mode_only(acl, len))
-		ret = zlfs_xattr_set(sbi, zi, ACL_ACCESS, acl, len, 0);
+		ret = xattr_set(sbi, zi, ACL_ACCESS, acl, len, 0);
 out:
 	free(acl);
 	return ret;
@@ -587,7 +612,7 @@ int zlfs_acl_chmod(struct zlfs_sb *sbi, struct zinode *zi, mode_t mode)
 			uo->perm = zf_cpu_to_le16((mode >> 6) & 7);
 			gx->perm = zf_cpu_to_le16((mode >> 3) & 7);
 			ot->perm = zf_cpu_to_le16(mode & 7);
-			ret = zlfs_xattr_set(sbi, zi, ACL_ACCESS, acl, len, 0);
+			ret = xattr_set(sbi, zi, ACL_ACCESS, acl, len, 0);
 		}
 	}
 	free(acl);

@@ -562,6 +562,25 @@ int zlfs_seg_fix_zones(struct zlfs_sb *sbi);
  */
 int zlfs_balance(struct zlfs_sb *sbi, uint64_t blocks);
 /*
+ * What the operations' entry points (namei.c, file.c, xattr.c) ask it
+ * for: the blocks each may write before the next checkpoint, its nodes
+ * included (zlfs_balance adds the nodes dirty already).
+ */
+/* the inode, the parent's, a dentry block and 3 nodes mapping it, a dir's block, an ACL's node */
+#define ZLFS_BUDGET_CREATE 8
+/* as a new name: a dentry block, the nodes mapping it, both inodes */
+#define ZLFS_BUDGET_LINK 8
+/* the parent's dentry block rewritten out of place, and the nodes mapping it */
+#define ZLFS_BUDGET_UNLINK 8
+/* two names changed (each as a link), a moved directory's "..", a whiteout */
+#define ZLFS_BUDGET_RENAME 16
+/* the partial last block rewritten, and the dnode holding its slot */
+#define ZLFS_BUDGET_TRUNCATE 2
+/* the partial blocks at the range's ends and their dnodes (holes get room per batch) */
+#define ZLFS_BUDGET_FALLOCATE 4
+/* the inode and a new xattr node, with room for an access ACL's mode change */
+#define ZLFS_BUDGET_XATTR 4
+/*
  * The background thread: GC (unless gc=off) and, as F2FS's cp_interval,
  * a checkpoint once something has been dirty ZLFS_CP_INTERVAL_MS, so what
  * was written without fsync is durable within a minute (sync(2) does not
@@ -762,10 +781,18 @@ struct zlfs_cred {
 int zlfs_writable(struct zlfs_sb *sbi);
 /* zlfs_iget, and -ENOTDIR unless a directory. */
 int zlfs_dir_iget(struct zlfs_sb *sbi, uint32_t ino, struct zinode **out);
+/*
+ * The operations below make room first (zlfs_balance with their
+ * ZLFS_BUDGET_*): call them as an operation starts, exclusive, before
+ * anything changed; the lock may be dropped and a checkpoint written.
+ */
 /* A new inode `name` in parent (link: a symlink's target); *out has no lookup counted. */
 int zlfs_create(struct zlfs_sb *sbi, const struct zlfs_cred *c, uint32_t parent,
 		const char *name, mode_t mode, dev_t rdev, const char *link, struct zinode **out);
+/* Goes ahead when GC finds no room to make: removing frees space. */
 int zlfs_unlink(struct zlfs_sb *sbi, uint32_t parent, const char *name, bool rmdir);
+/* zlfs_unlink without making room: roll-forward's, mid-mount, where no GC may run. */
+int zlfs_unlink_nobalance(struct zlfs_sb *sbi, uint32_t parent, const char *name, bool rmdir);
 int zlfs_link(struct zlfs_sb *sbi, uint32_t ino, uint32_t newparent, const char *newname,
 	      struct zinode **out);
 /* flags: RENAME_NOREPLACE, RENAME_EXCHANGE. */
@@ -807,9 +834,63 @@ int zlfs_file_read(struct zlfs_sb *sbi, struct zinode *zi, char *buf, size_t len
 		   size_t *got);
 int zlfs_file_write(struct zlfs_sb *sbi, struct zinode *zi, const char *buf, size_t len,
 		    uint64_t off);
+/* No room made (the caller's), no flags checked: zlfs_setattr and zlfs_file_open call it. */
 int zlfs_file_truncate(struct zlfs_sb *sbi, struct zinode *zi, uint64_t size);
+/*
+ * An operation (room made first: ZLFS_BUDGET_FALLOCATE, exclusive, may
+ * drop the lock and checkpoint); -EPERM as zlfs_may_fallocate says.
+ */
 int zlfs_file_fallocate(struct zlfs_sb *sbi, struct zinode *zi, int mode, uint64_t off,
 			uint64_t len);
+/*
+ * How a setattr or an O_TRUNC open changes the size: zlfs_file_truncate
+ * (NULL), or the caller's wrapper of it (the FUSE layer keeps the
+ * kernel's times around it: fuse_times.c).
+ */
+typedef int (*zlfs_truncate_fn)(struct zlfs_sb *sbi, struct zinode *zi, uint64_t size);
+/* What a setattr changes (zlfs_iattr.valid). */
+enum {
+	ZLFS_ATTR_MODE = 1 << 0,         /* the permission bits (07777) */
+	ZLFS_ATTR_UID = 1 << 1,
+	ZLFS_ATTR_GID = 1 << 2,
+	ZLFS_ATTR_SIZE = 1 << 3,         /* truncate (regular files only) */
+	ZLFS_ATTR_ATIME = 1 << 4,        /* to atime, or with _NOW to now */
+	ZLFS_ATTR_MTIME = 1 << 5,
+	ZLFS_ATTR_ATIME_NOW = 1 << 6,
+	ZLFS_ATTR_MTIME_NOW = 1 << 7,
+	ZLFS_ATTR_CTIME = 1 << 8,        /* to ctime; without it, now (unless kernel_times) */
+};
+struct zlfs_iattr {
+	unsigned int valid;              /* ZLFS_ATTR_* */
+	mode_t mode;
+	uid_t uid;
+	gid_t gid;
+	uint64_t size;
+	struct timespec atime, mtime, ctime;
+	struct timespec now;             /* the request's time, for *_NOW and the ctime stamp */
+	/*
+	 * mtime and ctime are the caller's (FUSE's writeback cache): ctime is
+	 * stamped only when given, and an mtime alone is no "set" time for
+	 * the append-only and immutable rule (zlfs_may_setattr).
+	 */
+	bool kernel_times;
+};
+/*
+ * chmod, chown, truncate, utimes: the inode's fields as ia says, ACLs in
+ * step with a new mode.  An operation: -EROFS once read-only, room made
+ * for a truncate (ZLFS_BUDGET_TRUNCATE; exclusive, may drop the lock and
+ * checkpoint), the immutable and append-only rule (zlfs_may_setattr).
+ */
+int zlfs_setattr(struct zlfs_sb *sbi, struct zinode *zi, const struct zlfs_iattr *ia,
+		 zlfs_truncate_fn truncate);
+/*
+ * open(2) of inode ino with these flags: room made first for O_TRUNC with
+ * write access (ZLFS_BUDGET_TRUNCATE), the checks (read-only volume,
+ * zlfs_may_open, -EISDIR), a regular file's O_TRUNC, and one more open
+ * handle on *out (zi->nopen).
+ */
+int zlfs_file_open(struct zlfs_sb *sbi, uint32_t ino, int flags, zlfs_truncate_fn truncate,
+		   struct zinode **out);
 /*
  * fsync / fdatasync: on return what was written to zi is durable.  A
  * regular file F2FS's rules allow is made so by writing its nodes to the
@@ -859,6 +940,11 @@ int zlfs_dir_iterate(struct zlfs_sb *sbi, struct zinode *dir, uint64_t pos,
 /* ---- xattr.c ---- */
 int zlfs_xattr_get(struct zlfs_sb *sbi, struct zinode *zi, const char *name, void *buf,
 		   size_t size, size_t *len);
+/*
+ * Set and remove: -EPERM for an immutable or append-only inode
+ * (zlfs_may_change); set makes room first (ZLFS_BUDGET_XATTR), at an
+ * operation's start (exclusive; may drop the lock and checkpoint).
+ */
 int zlfs_xattr_set(struct zlfs_sb *sbi, struct zinode *zi, const char *name,
 		   const void *value, size_t size, int flags);
 int zlfs_xattr_list(struct zlfs_sb *sbi, struct zinode *zi, char *buf, size_t size,

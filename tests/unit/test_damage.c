@@ -1740,8 +1740,7 @@ static uint32_t do_create(struct zlfs_sb *sbi, struct walk *w, uint32_t dir, con
 
 	phase("create %s in %u", name, dir);
 	zlfs_op_begin(sbi, false);
-	if (!(ret = zlfs_balance(sbi, 9)) &&
-	    !(ret = zlfs_create(sbi, &c, dir, name, mode, 0, link, &zi))) {
+	if (!(ret = zlfs_create(sbi, &c, dir, name, mode, 0, link, &zi))) {
 		zlfs_inode_ref(sbi, zi);
 		note_lookup(w, zi->ino);
 		ino = zi->ino;
@@ -1749,6 +1748,22 @@ static uint32_t do_create(struct zlfs_sb *sbi, struct walk *w, uint32_t dir, con
 	zlfs_op_end(sbi, false);
 	counted(ret);
 	return ino;
+}
+
+/* A truncate as SETATTR makes it (zlfs_setattr: room, the flags, ctime). */
+static void do_truncate(struct zlfs_sb *sbi, uint32_t ino, uint64_t size)
+{
+	struct zlfs_iattr ia = { .valid = ZLFS_ATTR_SIZE, .size = size };
+	struct zinode *zi;
+	int ret;
+
+	phase("truncate %u to %llu", ino, (unsigned long long)size);
+	clock_gettime(CLOCK_REALTIME_COARSE, &ia.now);
+	zlfs_op_begin(sbi, false);
+	if (!(ret = zlfs_iget(sbi, ino, &zi)))
+		ret = zlfs_setattr(sbi, zi, &ia, NULL);
+	zlfs_op_end(sbi, false);
+	counted(ret);
 }
 
 static void do_write(struct zlfs_sb *sbi, struct walk *w, uint32_t ino, uint64_t off, size_t len)
@@ -1795,8 +1810,7 @@ static void modify(struct zlfs_sb *sbi, struct walk *w)
 			phase("%sxattr %u %s", k == 2 ? "remove" : "set", w->x[i].ino, nm);
 			tu_fill(w->buf, sizes[k], i);
 			zlfs_op_begin(sbi, false);
-			if (!(ret = zlfs_writable(sbi)) && !(ret = zlfs_balance(sbi, 4)) &&
-			    !(ret = zlfs_iget(sbi, w->x[i].ino, &zi)))
+			if (!(ret = zlfs_writable(sbi)) && !(ret = zlfs_iget(sbi, w->x[i].ino, &zi)))
 				ret = k == 2 ? zlfs_xattr_remove(sbi, zi, nm)
 					     : zlfs_xattr_set(sbi, zi, nm, w->buf, sizes[k], 0);
 			zlfs_op_end(sbi, false);
@@ -1811,9 +1825,7 @@ static void modify(struct zlfs_sb *sbi, struct walk *w)
 		bool isdir = S_ISDIR(w->d[i].mode);
 		phase("%s %u/%s", isdir ? "rmdir" : "unlink", w->d[i].ino, w->d[i].name);
 		zlfs_op_begin(sbi, false);
-		ret = zlfs_balance(sbi, 8);
-		if (!ret || ret == -ENOSPC)
-			ret = zlfs_unlink(sbi, w->d[i].ino, w->d[i].name, isdir);
+		ret = zlfs_unlink(sbi, w->d[i].ino, w->d[i].name, isdir);
 		zlfs_op_end(sbi, false);
 		counted(ret);
 	}
@@ -1822,13 +1834,7 @@ static void modify(struct zlfs_sb *sbi, struct walk *w)
 		do_write(sbi, w, w->f[i].ino, rnd(&w->rng) % (sz < (64u << 20) ? sz : (64u << 20)), 4096);
 		if (rn(&w->rng, 3))
 			continue;
-		phase("truncate %u to %llu", w->f[i].ino, (unsigned long long)sz / 2);
-		zlfs_op_begin(sbi, false);
-		if (!(ret = zlfs_iget(sbi, w->f[i].ino, &zi)) && !(ret = zlfs_writable(sbi)) &&
-		    !(ret = zlfs_balance(sbi, 2)))
-			ret = zlfs_file_truncate(sbi, zi, sz / 2);
-		zlfs_op_end(sbi, false);
-		counted(ret);
+		do_truncate(sbi, w->f[i].ino, sz / 2);
 	}
 
 	uint32_t d = some_dir(w);
@@ -1847,9 +1853,7 @@ static void modify(struct zlfs_sb *sbi, struct walk *w)
 		case 0:   /* unlink or rmdir */
 			phase("%s %u/%s", isdir ? "rmdir" : "unlink", e->dir, e->name);
 			zlfs_op_begin(sbi, false);
-			ret = zlfs_balance(sbi, 8);
-			if (!ret || ret == -ENOSPC)
-				ret = zlfs_unlink(sbi, e->dir, e->name, isdir);
+			ret = zlfs_unlink(sbi, e->dir, e->name, isdir);
 			zlfs_op_end(sbi, false);
 			counted(ret);
 			break;
@@ -1867,8 +1871,7 @@ static void modify(struct zlfs_sb *sbi, struct walk *w)
 			}
 			phase("rename %u/%s -> %u/%s (%#x)", e->dir, e->name, to, nn, fl);
 			zlfs_op_begin(sbi, false);
-			if (!(ret = zlfs_balance(sbi, 16)))
-				ret = zlfs_rename(sbi, e->dir, e->name, to, nn, fl);
+			ret = zlfs_rename(sbi, e->dir, e->name, to, nn, fl);
 			zlfs_op_end(sbi, false);
 			counted(ret);
 			break;
@@ -1880,13 +1883,7 @@ static void modify(struct zlfs_sb *sbi, struct walk *w)
 		case 3:   /* truncate */
 			if (isreg) {
 				uint64_t sz = rn(&w->rng, 3) ? rn(&w->rng, 8u << 20) : (uint64_t)rn(&w->rng, 64) << 20;
-				phase("truncate %u to %llu", e->ino, (unsigned long long)sz);
-				zlfs_op_begin(sbi, false);
-				if (!(ret = zlfs_iget(sbi, e->ino, &zi)) && !(ret = zlfs_writable(sbi)) &&
-				    !(ret = zlfs_balance(sbi, 2)))
-					ret = zlfs_file_truncate(sbi, zi, sz);
-				zlfs_op_end(sbi, false);
-				counted(ret);
+				do_truncate(sbi, e->ino, sz);
 			}
 			break;
 		case 4:   /* fallocate */
@@ -1910,8 +1907,7 @@ static void modify(struct zlfs_sb *sbi, struct walk *w)
 			tu_fill(w->buf, len, k);
 			phase("setxattr %u user.dmg (%zu bytes)", e->ino, len);
 			zlfs_op_begin(sbi, false);
-			if (!(ret = zlfs_writable(sbi)) && !(ret = zlfs_balance(sbi, 4)) &&
-			    !(ret = zlfs_iget(sbi, e->ino, &zi)))
+			if (!(ret = zlfs_writable(sbi)) && !(ret = zlfs_iget(sbi, e->ino, &zi)))
 				ret = zlfs_xattr_set(sbi, zi, "user.dmg", w->buf, len, 0);
 			zlfs_op_end(sbi, false);
 			counted(ret);
@@ -1935,8 +1931,7 @@ static void modify(struct zlfs_sb *sbi, struct walk *w)
 				snprintf(name, sizeof(name), "dmg-link-%u", k);
 				phase("link %u as %u/%s", e->ino, ZF_ROOT_INO, name);
 				zlfs_op_begin(sbi, false);
-				if (!(ret = zlfs_balance(sbi, 8)) &&
-				    !(ret = zlfs_link(sbi, e->ino, some_dir(w), name, &zi))) {
+				if (!(ret = zlfs_link(sbi, e->ino, some_dir(w), name, &zi))) {
 					zlfs_inode_ref(sbi, zi);
 					note_lookup(w, zi->ino);
 				}
