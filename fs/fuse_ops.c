@@ -596,34 +596,34 @@ static void zl_readlink(fuse_req_t req, fuse_ino_t ino)
 	fuse_reply_readlink(req, buf);
 }
 
-static void zl_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+/*
+ * UNLINK and RMDIR differ only in the type the name must have (and the
+ * counter they count in).  libfuse hands both the same arguments and no
+ * opcode, so each has a one-line entry that says which it is.
+ */
+static void remove_name(fuse_req_t req, fuse_ino_t parent, const char *name, bool rmdir)
 {
 	struct zlfs_sb *sbi = SBI(req);
-	zl_count(ZR_UNLINK, parent);
+	zl_count(rmdir ? ZR_RMDIR : ZR_UNLINK, parent);
 	DOWN_REFUSE(req, parent);
 	if (is_virt(parent) || virt_name(parent, name)) {
 		fuse_reply_err(req, EPERM);
 		return;
 	}
 	zlfs_op_begin(sbi, false);
-	int ret = zlfs_unlink(sbi, to_ino(parent), name, false);
+	int ret = zlfs_unlink(sbi, to_ino(parent), name, rmdir);
 	zlfs_op_end(sbi, false);
 	fuse_reply_err(req, -ret);
 }
 
+static void zl_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	remove_name(req, parent, name, false);
+}
+
 static void zl_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	struct zlfs_sb *sbi = SBI(req);
-	zl_count(ZR_RMDIR, parent);
-	DOWN_REFUSE(req, parent);
-	if (is_virt(parent) || virt_name(parent, name)) {
-		fuse_reply_err(req, EPERM);
-		return;
-	}
-	zlfs_op_begin(sbi, false);
-	int ret = zlfs_unlink(sbi, to_ino(parent), name, true);
-	zlfs_op_end(sbi, false);
-	fuse_reply_err(req, -ret);
+	remove_name(req, parent, name, true);
 }
 
 static void zl_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
