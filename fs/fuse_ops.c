@@ -1108,27 +1108,6 @@ static void zl_statfs(fuse_req_t req, fuse_ino_t ino)
 
 /* ---- xattrs -------------------------------------------------------------------------------- */
 
-/*
- * Setting an access ACL drops setgid unless the caller is privileged or in
- * the file's group, as chmod does (the kernel's posix_acl_update_mode).
- * The caller's groups are read before the lock is taken (from /proc).
- */
-static void acl_drop_sgid(fuse_req_t req, struct zinode *zi, const gid_t *groups, int ngroups)
-{
-	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	struct zf_inode *ri = zi_raw(zi);
-	uint16_t mode = zf_le16_to_cpu(ri->i_mode);
-	gid_t gid = zf_le32_to_cpu(ri->i_gid);
-
-	if (ctx->uid == 0 || !(mode & S_ISGID) || ctx->gid == gid)
-		return;
-	for (int i = 0; i < ngroups; i++)
-		if (groups[i] == gid)
-			return;
-	ri->i_mode = zf_cpu_to_le16(mode & (uint16_t)~S_ISGID);
-	zlfs_node_dirty(SBI(req), zi->node);
-}
-
 static void zl_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 			size_t size, int flags)
 {
@@ -1142,15 +1121,17 @@ static void zl_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 	zl_count(ZR_SETXATTR, ino);
 	DOWN_REFUSE(req, ino);
 	VIRT_REFUSE(req, ino);
-	if (acl) {
+	if (acl) {   /* read from /proc: before the lock is taken */
 		ngroups = fuse_req_getgroups(req, 256, groups);
 		ngroups = ngroups < 0 ? 0 : ngroups > 256 ? 256 : ngroups;
 	}
 	zlfs_op_begin(sbi, false);
 	if (!(ret = zlfs_writable(sbi)) && !(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
 		ret = zlfs_xattr_set(sbi, zi, name, value, size, flags);
-	if (!ret && acl)
-		acl_drop_sgid(req, zi, groups, ngroups);
+	if (!ret && acl) {
+		const struct fuse_ctx *ctx = fuse_req_ctx(req);
+		zlfs_acl_drop_sgid(sbi, zi, ctx->uid, ctx->gid, groups, ngroups);
+	}
 	zlfs_op_end(sbi, false);
 	fuse_reply_err(req, -ret);
 }

@@ -619,6 +619,22 @@ int zlfs_acl_chmod(struct zlfs_sb *sbi, struct zinode *zi, mode_t mode)
 	return ret;
 }
 
+void zlfs_acl_drop_sgid(struct zlfs_sb *sbi, struct zinode *zi, uid_t uid, gid_t gid,
+			const gid_t *groups, int ngroups)
+{
+	struct zf_inode *ri = zi_raw(zi);
+	uint16_t mode = zf_le16_to_cpu(ri->i_mode);
+	gid_t fgid = zf_le32_to_cpu(ri->i_gid);
+
+	if (uid == 0 || !(mode & S_ISGID) || gid == fgid)
+		return;
+	for (int i = 0; i < ngroups; i++)
+		if (groups[i] == fgid)
+			return;
+	ri->i_mode = zf_cpu_to_le16(mode & (uint16_t)~S_ISGID);
+	zlfs_node_dirty(sbi, zi->node);
+}
+
 static bool acl_mode_only(const uint8_t *acl, size_t len)
 {
 	return len >= 4 && kacl_is_mode_only(acl, len);

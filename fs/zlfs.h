@@ -962,5 +962,12 @@ int zlfs_xattr_check_name(const char *name);
 int zlfs_acl_inherit(struct zlfs_sb *sbi, struct zinode *dir, struct zinode *zi, mode_t *mode);
 /* chmod: keep the access ACL's entries in step with the new mode. */
 int zlfs_acl_chmod(struct zlfs_sb *sbi, struct zinode *zi, mode_t mode);
+/*
+ * After a caller (uid, gid, its supplementary groups) set zi's access
+ * ACL: setgid goes unless the caller is root or in the file's group, as
+ * chmod's rule has it (the kernel's posix_acl_update_mode).
+ */
+void zlfs_acl_drop_sgid(struct zlfs_sb *sbi, struct zinode *zi, uid_t uid, gid_t gid,
+			const gid_t *groups, int ngroups);
 
 #endif
