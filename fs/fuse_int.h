@@ -1,11 +1,15 @@
 /*
- * fuse_int.h - what the FUSE layer's own files share: fuse_ops.c (the
- * request table, the session, the request counters), fuse_virt.c (the
- * virtual directory /.zlfs), fuse_ioctl.c (the ioctls), fuse_times.c
- * (whose mtime and ctime a file keeps under the writeback cache).  Private to the
- * zlfs executable: main.c sees fuse_ops.h only, and nothing below the FUSE
- * layer sees libfuse.  Like the rest of the FUSE layer, these turn
- * negative errnos into replies and nothing else does.
+ * fuse_int.h - what the FUSE layer's own files share:
+ *   fuse_ops.c    the request table, the session, the request counters,
+ *                 the requests on names and inodes
+ *   fuse_file.c   the requests on open files, the writeback gate
+ *   fuse_dir.c    the requests on open directories
+ *   fuse_ioctl.c  the ioctls
+ *   fuse_virt.c   the virtual directory /.zlfs
+ *   fuse_times.c  whose mtime and ctime a file keeps under the writeback cache
+ * Private to the zlfs executable: main.c sees fuse_ops.h only, and
+ * nothing below the FUSE layer sees libfuse.  These files are the only
+ * place where negative errnos become replies.
  */
 #ifndef ZLFS_FUSE_INT_H
 #define ZLFS_FUSE_INT_H
@@ -45,8 +49,12 @@ static inline fuse_ino_t to_fuse(uint32_t ino)
 /* ---- fuse_ops.c: the session ---- */
 /* INIT gave us the kernel's writeback cache (read by every request after INIT). */
 bool zl_writeback(void);
+/* INIT: the kernel can do without OPENDIR (fuse_dir.c's zl_opendir). */
+bool zl_no_opendir(void);
 /* The kernel forgets ino's attributes and asks again (no-op before the session is set). */
 void zl_inval_attr(fuse_ino_t ino);
+/* An entry reply (lookup, readdirplus) for the inode with these attributes. */
+void zl_entry_from_attr(const struct zattr *a, struct fuse_entry_param *e);
 
 /*
  * Requests served, per FUSE opcode, named as libfuse's debug output names
@@ -108,6 +116,37 @@ void virt_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void virt_readdir(fuse_req_t req, size_t size, off_t off, bool plus);
 void virt_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size);
 void virt_listxattr(fuse_req_t req, size_t size);
+
+/* ---- fuse_file.c: the requests on open files, and the writeback gate ---- */
+void zl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void zl_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi);
+void zl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+	      struct fuse_file_info *fi);
+void zl_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
+void zl_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void zl_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
+		  struct fuse_file_info *fi);
+void zl_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+/* RELEASE and RELEASEDIR, uncounted: one open handle of ino let go. */
+void zl_release_handle(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+/*
+ * A read (READ, READDIR) under the shared lock found ino's atime due:
+ * the update, exclusive, before the reply (the kernel forgets its atime
+ * after a READ or READDIR and asks again).
+ */
+void zl_read_accessed(struct zlfs_sb *sbi, fuse_ino_t ino);
+/* The handle of a regular file opened for writing (fuse_file.c's comment). */
+#define ZL_FH_WRITER 1
+/* The gate is closed: GETATTR with ZL_FH_WRITER refused, new writers' attributes short-lived. */
+bool zl_wb_gated(struct zlfs_sb *sbi);
+
+/* ---- fuse_dir.c: the requests on open directories ---- */
+void zl_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void zl_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi);
+void zl_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi);
+void zl_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void zl_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
 
 /* ---- fuse_ioctl.c: the chattr flags, the going-down ioctl, FITRIM ---- */
 void zl_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,

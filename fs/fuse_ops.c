@@ -34,6 +34,9 @@
  *
  * The session's userdata is main's pointer to the superblock, which is set
  * before the loop starts (a fuseblk mount comes before the device is open).
+ *
+ * Open files are fuse_file.c's (the writeback gate too), open
+ * directories fuse_dir.c's.
  */
 #include <errno.h>
 #include <fuse3/fuse_lowlevel.h>
@@ -71,6 +74,11 @@ void zlfs_fuse_set_session(struct fuse_session *se)
 bool zl_writeback(void)
 {
 	return sess.wb;
+}
+
+bool zl_no_opendir(void)
+{
+	return sess.no_opendir;
 }
 
 void zl_inval_attr(fuse_ino_t ino)
@@ -112,43 +120,7 @@ void zl_req_counts(struct zlfs_req_count *rc)
 	}
 }
 
-/*
- * The writeback gate: ENOSPC where the writer sees it.
- *
- * Under the kernel's writeback cache a buffered write(2) lands in the
- * page cache and never asks the daemon about space; the WRITE comes
- * later, from writeback, and an ENOSPC there is lost to the writer (the
- * kernel drops the pages, keeps its own i_size, and the file ends in
- * zeros the writer never wrote).  The one request a buffered write(2)
- * does make is a GETATTR carrying the file handle (FUSE_GETATTR_FH),
- * when the kernel's attributes of the inode are invalid: it wants the
- * mode and size before it writes (fuse_cache_write_iter), and its error
- * is write(2)'s.  A stat never sends the handle; a read or lseek past EOF
- * could, but only once the attributes expire (ZL_TIMEOUT), which is not how
- * the gate invalidates them.  So:
- *   - regular files opened for writing get FH_WRITER as their handle;
- *   - while fewer than sbi->wb_reserve blocks are free, a GETATTR with
- *     that handle gets ENOSPC, and the attributes of every inode a
- *     cached WRITE reaches are invalidated after it (notify), as are
- *     those of an inode opened for writing; a new file is created with
- *     attributes that expire at once;
- *   - the WRITEs from writeback (fi->writepage) may use the reserve,
- *     which is sized (main.c) for what the kernel can hold dirty or in
- *     writeback for this mount: what write(2) accepted is stored, and a
- *     file whose writer got ENOSPC holds a prefix of what it wrote;
- *   - other WRITEs on such a mount (O_DIRECT) stop at the reserve too.
- * Space freed (a delete, a truncate) opens the gate again: the next
- * GETATTR succeeds.  Without the writeback cache every write(2) is a
- * WRITE and gets its ENOSPC directly; the reserve is then 0.
- */
-#define FH_WRITER 1
-
-static bool wb_gated(struct zlfs_sb *sbi)
-{
-	return sess.wb && zlfs_space_low(sbi);
-}
-
-static void entry_from_attr(const struct zattr *a, struct fuse_entry_param *e)
+void zl_entry_from_attr(const struct zattr *a, struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof(*e));
 	e->ino = to_fuse(a->ino);
@@ -164,7 +136,7 @@ static void fill_entry(struct zlfs_sb *sbi, struct zinode *zi, struct fuse_entry
 	struct zattr a;
 
 	zlfs_attr_from_inode(zi->ino, zi_raw(zi), &a);
-	entry_from_attr(&a, e);
+	zl_entry_from_attr(&a, e);
 	zlfs_inode_ref(sbi, zi);
 }
 
@@ -180,7 +152,7 @@ static int fill_entry_ino(struct zlfs_sb *sbi, uint32_t ino, struct fuse_entry_p
 
 	if ((ret = zlfs_inode_attr(sbi, ino, &a)) || (ret = zlfs_iref(sbi, ino)))
 		return ret;
-	entry_from_attr(&a, e);
+	zl_entry_from_attr(&a, e);
 	return 0;
 }
 
@@ -408,7 +380,7 @@ static void zl_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		virt_getattr(req, ino);
 		return;
 	}
-	if (fi && fi->fh == FH_WRITER && wb_gated(sbi)) {
+	if (fi && fi->fh == ZL_FH_WRITER && zl_wb_gated(sbi)) {
 		/* a buffered write(2) asking before it writes: the gate's refusal */
 		__atomic_add_fetch(&sbi->st.wb_gate_refusals, 1, __ATOMIC_RELAXED);
 		fuse_reply_err(req, ENOSPC);
@@ -561,9 +533,9 @@ static void zl_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	}
 	fi->keep_cache = 1;
 	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
-		fi->fh = FH_WRITER;
+		fi->fh = ZL_FH_WRITER;
 		/* the inode is not the kernel's yet: no notify, attributes that expire now */
-		if (wb_gated(sbi))
+		if (zl_wb_gated(sbi))
 			e.attr_timeout = 0;
 	}
 	fuse_reply_create(req, &e, fi);
@@ -690,410 +662,6 @@ static void zl_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	for (int i = 0; i < 2 && !ret; i++)
 		if (moved[i] && sess.se)
 			fuse_lowlevel_notify_inval_inode(sess.se, to_fuse(moved[i]), 0, 0);
-}
-
-/* ---- files ------------------------------------------------------------------------------ */
-
-static void zl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	struct zlfs_sb *sbi = SBI(req);
-	struct zinode *zi;
-	bool accessed = false, uncached = false;
-	int ret;
-
-	zl_count(ZR_OPEN, ino);
-	DOWN_REFUSE(req, ino);
-	if (is_virt(ino)) {
-		virt_open(req, ino, fi);
-		return;
-	}
-	zlfs_op_begin(sbi, false);
-	if (!(ret = zlfs_file_open(sbi, to_ino(ino), fi->flags, ztimes_truncate, &zi))) {
-		/*
-		 * Reads served from the kernel's page cache never reach us, so
-		 * opening read-only is the access atime counts (under relatime:
-		 * the first one after a change).  A read-write open is often for
-		 * writing alone (xfs_io's fsync, a database): it counts only when
-		 * a READ comes (read_accessed), or an fsync would carry an atime
-		 * no read made (xfstests generic/392).  The kernel keeps
-		 * attributes ZL_TIMEOUT long: tell it to ask.
-		 *
-		 * strictatime wants every read and only reads: there the kernel
-		 * drops its cached pages at each read-only open (no keep_cache),
-		 * so the reads come to us, and the open itself counts for nothing
-		 * (generic/622: an open for fsync must not move atime).  A price
-		 * only that option pays.
-		 */
-		bool reading = (fi->flags & O_ACCMODE) == O_RDONLY &&
-			       S_ISREG(zf_le16_to_cpu(zi_raw(zi)->i_mode));
-		uncached = reading && sbi->atime == ZLFS_ATIME_STRICT;
-		if (reading && !uncached)
-			accessed = zlfs_inode_accessed(sbi, zi) == 1;
-	}
-	zlfs_op_end(sbi, false);
-	if (ret) {
-		fuse_reply_err(req, -ret);
-		return;
-	}
-	bool writer = (fi->flags & O_ACCMODE) != O_RDONLY;
-	if (writer)
-		fi->fh = FH_WRITER;
-	if (accessed || (writer && wb_gated(sbi)))
-		zl_inval_attr(ino);
-	fi->keep_cache = !uncached;
-	fuse_reply_open(req, fi);
-}
-
-/*
- * After a read of ino under the shared lock found its atime due: the
- * update, under the exclusive lock (rare under relatime: once per change
- * of the file).  Before the reply: the kernel forgets its atime after a
- * READ or READDIR and asks again.
- */
-static void read_accessed(struct zlfs_sb *sbi, fuse_ino_t ino)
-{
-	struct zinode *zi;
-
-	zlfs_op_begin(sbi, false);
-	if (!zlfs_iget(sbi, to_ino(ino), &zi))
-		zlfs_inode_accessed(sbi, zi);
-	zlfs_op_end(sbi, false);
-}
-
-static void do_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	struct zlfs_sb *sbi = SBI(req);
-	struct zinode *zi;
-
-	if (is_virt(ino)) {
-		virt_release(req, fi);
-		return;
-	}
-	zlfs_op_begin(sbi, false);
-	if (!zlfs_iget(sbi, to_ino(ino), &zi)) {
-		if (zi->nopen)
-			zi->nopen--;
-		zlfs_iput(sbi, zi, 0);
-	}
-	zlfs_op_end(sbi, false);
-	fuse_reply_err(req, 0);
-}
-
-static void zl_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	zl_count(ZR_RELEASE, ino);
-	do_release(req, ino, fi);
-}
-
-static void zl_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		    struct fuse_file_info *fi)
-{
-	struct zlfs_sb *sbi = SBI(req);
-	struct zinode *zi;
-	size_t got = 0;
-	char *buf = malloc(size ? size : 1);
-	bool due;
-	int ret;
-
-	zl_count(ZR_READ, ino);
-	DOWN_REFUSE(req, ino);
-	if (is_virt(ino)) {
-		free(buf);
-		virt_read(req, size, off, fi);
-		return;
-	}
-	if (!buf) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	zlfs_op_begin(sbi, true);
-	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
-		ret = zlfs_file_read(sbi, zi, buf, size, (uint64_t)off, &got);
-	due = !ret && zlfs_atime_due(sbi, zi);
-	zlfs_op_end(sbi, true);
-	if (due)
-		read_accessed(sbi, ino);
-	if (ret)
-		fuse_reply_err(req, -ret);
-	else
-		fuse_reply_buf(req, buf, got);
-	free(buf);
-}
-
-static void zl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
-		     struct fuse_file_info *fi)
-{
-	struct zlfs_sb *sbi = SBI(req);
-	struct zinode *zi;
-	uint64_t nblk = (size + ZF_BLKSIZE - 1) / ZF_BLKSIZE;
-	bool low = false;
-	int ret;
-
-	zl_count(ZR_WRITE, ino);
-	DOWN_REFUSE(req, ino);
-	VIRT_REFUSE(req, ino);
-	zlfs_op_begin(sbi, false);
-	/*
-	 * room first: the blocks, maybe a new dnode and an inline conversion;
-	 * a write that is not writeback's leaves the reserve to writeback
-	 */
-	if (!(ret = zlfs_writable(sbi)) && sess.wb && !fi->writepage && sbi->wb_reserve &&
-	    zlfs_free_blocks(sbi) < sbi->wb_reserve + nblk)
-		ret = -ENOSPC;
-	else if (!ret &&
-	    !(ret = zlfs_balance(sbi, nblk + 3)) &&
-	    !(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
-		struct ztimes t;
-		ztimes_begin(zi, &t);
-		/* the kernel computed the offset, O_APPEND included */
-		ret = zlfs_file_write(sbi, zi, buf, size, (uint64_t)off);
-		ztimes_end(sbi, zi, &t);
-	}
-	if (ret == -ENOSPC && fi->writepage)
-		sbi->st.wb_lost_writes++;   /* the reserve fell short: README says when */
-	low = fi->writepage && wb_gated(sbi);
-	zlfs_op_end(sbi, false);
-	if (ret)
-		fuse_reply_err(req, -ret);
-	else
-		fuse_reply_write(req, size);
-	if (low)    /* its next buffered write(2) asks (GETATTR) */
-		zl_inval_attr(ino);
-}
-
-static void do_sync(fuse_req_t req)
-{
-	struct zlfs_sb *sbi = SBI(req);
-	int ret = 0;
-
-	zlfs_op_begin(sbi, false);
-	if (sbi->fatal)
-		ret = -EIO;
-	else if (sbi->dirty)
-		ret = zlfs_checkpoint(sbi, false);   /* durable when fsync returns */
-	zlfs_op_end(sbi, false);
-	fuse_reply_err(req, ret ? EIO : 0);
-}
-
-static void zl_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
-{
-	struct zlfs_sb *sbi = SBI(req);
-	struct zinode *zi;
-	int ret;
-
-	(void)fi;
-	zl_count(ZR_FSYNC, ino);
-	DOWN_REFUSE(req, ino);
-	if (is_virt(ino)) {
-		fuse_reply_err(req, 0);
-		return;
-	}
-	zlfs_op_begin(sbi, false);
-	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
-		ret = zlfs_file_fsync(sbi, zi, datasync != 0);
-	zlfs_op_end(sbi, false);
-	fuse_reply_err(req, ret ? (ret == -ENOSPC ? ENOSPC : EIO) : 0);
-}
-
-/*
- * zlfs has nothing to do at close(): it keeps no locks, and data reaches
- * it by writeback and fsync.  Without FLUSH the kernel still writes the
- * file's dirty pages and its times at close and reports their errors
- * there (fuse_flush), so ENOSYS, which makes the kernel send no FLUSH
- * again, saves a round trip per close.
- */
-static void zl_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	(void)fi;
-	zl_count(ZR_FLUSH, ino);
-	fuse_reply_err(req, ENOSYS);
-}
-
-static void zl_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
-			 struct fuse_file_info *fi)
-{
-	struct zlfs_sb *sbi = SBI(req);
-	struct zinode *zi;
-	int ret;
-
-	(void)fi;
-	zl_count(ZR_FALLOCATE, ino);
-	DOWN_REFUSE(req, ino);
-	if (off < 0 || len <= 0) {
-		fuse_reply_err(req, EINVAL);
-		return;
-	}
-	VIRT_REFUSE(req, ino);
-	zlfs_op_begin(sbi, false);
-	if (!(ret = zlfs_writable(sbi)) && !(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
-		/* the kernel stamps fallocate's times (and sends them) itself */
-		struct ztimes t;
-		ztimes_begin(zi, &t);
-		ret = zlfs_file_fallocate(sbi, zi, mode, (uint64_t)off, (uint64_t)len);
-		ztimes_end(sbi, zi, &t);
-	}
-	zlfs_op_end(sbi, false);
-	fuse_reply_err(req, -ret);
-}
-
-/* ---- directories ------------------------------------------------------------------------ */
-
-/*
- * Directory handles carry nothing (readdir works from the inode number,
- * and the kernel's lookup keeps an open directory's inode alive), so when
- * the kernel can do without OPENDIR, ENOSYS says so: it sends no OPENDIR
- * or RELEASEDIR again, and keeps what readdir returned in its page cache
- * (FOPEN_CACHE_DIR | FOPEN_KEEP_CACHE), to use until the directory
- * changes (its mtime or i_version).  Otherwise the reply asks for the
- * same cache.  Every change to a directory's entries comes through the
- * kernel except the ".." a cross-directory rename moves: zl_rename
- * invalidates that.
- */
-static void zl_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	struct zlfs_sb *sbi = SBI(req);
-	struct zinode *zi;
-	int ret;
-
-	zl_count(ZR_OPENDIR, ino);
-	DOWN_REFUSE(req, ino);
-	if (sess.no_opendir) {
-		fuse_reply_err(req, ENOSYS);
-		return;
-	}
-	fi->cache_readdir = 1;
-	fi->keep_cache = 1;
-	if (is_virt(ino)) {
-		virt_opendir(req, ino, fi);
-		return;
-	}
-	zlfs_op_begin(sbi, false);
-	if (!(ret = get_dir(sbi, ino, &zi)))
-		zi->nopen++;
-	zlfs_op_end(sbi, false);
-	if (ret)
-		fuse_reply_err(req, -ret);
-	else
-		fuse_reply_open(req, fi);
-}
-
-static void zl_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	zl_count(ZR_RELEASEDIR, ino);
-	if (is_virt(ino)) {
-		fuse_reply_err(req, 0);
-		return;
-	}
-	do_release(req, ino, fi);
-}
-
-struct rd {
-	fuse_req_t req;
-	struct zlfs_sb *sbi;
-	char *buf;
-	size_t size, used;
-	bool plus;
-	int err;
-};
-
-static int rd_emit(void *ctx, const char *name, size_t len, uint32_t ino, uint8_t ftype,
-		   uint64_t next)
-{
-	struct rd *r = ctx;
-	static const mode_t types[] = { 0, S_IFREG, S_IFDIR, S_IFCHR, S_IFBLK, S_IFIFO, S_IFSOCK, S_IFLNK };
-	bool dots = (len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.');
-	size_t n;
-
-	if (!r->plus) {
-		struct stat st = { 0 };
-		st.st_ino = ino;
-		st.st_mode = ftype < ZF_FT_MAX ? types[ftype] : 0;
-		n = fuse_add_direntry(r->req, r->buf + r->used, r->size - r->used, name, &st, (off_t)next);
-	} else {
-		struct fuse_entry_param e;
-		memset(&e, 0, sizeof(e));
-		if (dots) {
-			e.attr.st_ino = ino;
-			e.attr.st_mode = S_IFDIR;
-		} else {
-			struct zattr a;
-			int ret = zlfs_inode_attr(r->sbi, ino, &a);
-			if (ret) {
-				r->err = ret;
-				return 1;
-			}
-			entry_from_attr(&a, &e);
-		}
-		n = fuse_add_direntry_plus(r->req, r->buf + r->used, r->size - r->used, name, &e,
-					   (off_t)next);
-		/* the kernel now holds a lookup on it */
-		if (n <= r->size - r->used && !dots && (r->err = zlfs_iref(r->sbi, ino)))
-			return 1;
-	}
-	if (n > r->size - r->used)
-		return 1;
-	r->used += n;
-	return 0;
-}
-
-static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
-{
-	struct zlfs_sb *sbi = SBI(req);
-	struct zinode *dir;
-	struct rd r = { req, sbi, malloc(size), size, 0, plus, 0 };
-	bool due;
-	int ret;
-
-	if (is_virt(ino)) {
-		free(r.buf);
-		virt_readdir(req, size, off, plus);
-		return;
-	}
-	if (!r.buf) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	zlfs_op_begin(sbi, true);
-	if (!(ret = get_dir(sbi, ino, &dir)))
-		ret = zlfs_dir_iterate(sbi, dir, (uint64_t)off, rd_emit, &r);
-	due = !ret && zlfs_atime_due(sbi, dir);
-	zlfs_op_end(sbi, true);
-	if (due)
-		read_accessed(sbi, ino);
-	if (!ret)
-		ret = r.err;
-	if (ret && !r.used)
-		fuse_reply_err(req, -ret);
-	else
-		fuse_reply_buf(req, r.buf, r.used);
-	free(r.buf);
-}
-
-static void zl_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		       struct fuse_file_info *fi)
-{
-	(void)fi;
-	zl_count(ZR_READDIR, ino);
-	DOWN_REFUSE(req, ino);
-	do_readdir(req, ino, size, off, false);
-}
-
-static void zl_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-			   struct fuse_file_info *fi)
-{
-	(void)fi;
-	zl_count(ZR_READDIRPLUS, ino);
-	DOWN_REFUSE(req, ino);
-	do_readdir(req, ino, size, off, true);
-}
-
-static void zl_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
-{
-	(void)datasync;
-	(void)fi;
-	zl_count(ZR_FSYNCDIR, ino);
-	DOWN_REFUSE(req, ino);
-	do_sync(req);
 }
 
 static void zl_statfs(fuse_req_t req, fuse_ino_t ino)

@@ -1,8 +1,9 @@
 /*
  * fuse_ops.h - what main.c needs of the FUSE layer (fuse_ops.c): the
  * operations table, the session settings made before the session starts,
- * and the final checkpoint at the end.  Only main.c and fuse_ops.c include
- * it; nothing below the FUSE layer sees libfuse.
+ * and the final checkpoint at the end.  Only main.c and the FUSE layer
+ * (fuse_*.c, through fuse_int.h) include it; nothing below the FUSE layer
+ * sees libfuse.
  */
 #ifndef ZLFS_FUSE_OPS_H
 #define ZLFS_FUSE_OPS_H

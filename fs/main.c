@@ -149,7 +149,7 @@ static uint64_t read_u64(const char *path, uint64_t def)
 }
 
 /*
- * The writeback gate's reserve (fuse_ops.c): room for everything the
+ * The writeback gate's reserve (fuse_file.c): room for everything the
  * kernel may hold for this mount, dirty or under writeback, when the gate
  * closes.  The kernel bounds that per mount: FUSE's backing device has a
  * strict limit of max_ratio percent (1) of the dirty threshold, which

@@ -463,7 +463,7 @@ void zlfs_statfs(struct zlfs_sb *sbi, struct statvfs *st)
 	st->f_bfree = bfree;
 	/*
 	 * Under the writeback gate a buffered write gets ENOSPC once less
-	 * than the reserve is free (fuse_ops.c): what is available to the
+	 * than the reserve is free (fuse_file.c): what is available to the
 	 * user is what lies above it, as ext4 shows its root reserve.
 	 */
 	uint64_t reserve = __atomic_load_n(&sbi->wb_reserve, __ATOMIC_RELAXED);

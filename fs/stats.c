@@ -120,7 +120,7 @@ int zlfs_stats_status(struct zlfs_sb *sbi, const struct zlfs_req_count *reqs, si
 	put(&b, "cached_attrs=%u\n", zlfs_acache_count(sbi));
 	put(&b, "node_cache_misses=%llu\n", (unsigned long long)sbi->st.node_misses);
 	put(&b, "node_readahead=%llu\n", (unsigned long long)sbi->st.node_readahead);
-	/* the writeback gate (fuse_ops.c): its reserve, refusals, and writeback that found no room */
+	/* the writeback gate (fuse_file.c): its reserve, refusals, and writeback that found no room */
 	put(&b, "wb_reserve_blocks=%llu\n", (unsigned long long)sbi->wb_reserve);
 	put(&b, "wb_gate_refusals=%llu\n",
 	    (unsigned long long)__atomic_load_n(&c->wb_gate_refusals, __ATOMIC_RELAXED));

@@ -25,7 +25,7 @@
  * any more, nothing can be lost.
  *
  * The daemon is found through the mount itself: the virtual directory
- * MOUNTPOINT/.zlfs answers the xattr user.zlfs.pid (fuse_ops.c).  A pidfd
+ * MOUNTPOINT/.zlfs answers the xattr user.zlfs.pid (fuse_virt.c).  A pidfd
  * taken before the unmount, with the pid asked again after it was taken
  * (so a pid reused in between cannot fool us), becomes readable when the
  * process is gone, files closed.  No answer (a dead daemon): it only

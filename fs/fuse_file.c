@@ -1,0 +1,277 @@
+/*
+ * fuse_file.c - the requests on open files: OPEN, READ, WRITE, FSYNC,
+ * FLUSH, FALLOCATE, RELEASE (the file layer, file.c, does the work), and
+ * the writeback gate.
+ *
+ * Reads run under the shared lock, everything else exclusive, each in
+ * the operation bracket (zlfs_op_begin); data operations on a file whose
+ * times the kernel owns keep them (fuse_times.c).  A read that finds its
+ * file's atime due updates it after, exclusive (zl_read_accessed).
+ *
+ * The writeback gate: ENOSPC where the writer sees it.
+ *
+ * Under the kernel's writeback cache a buffered write(2) lands in the
+ * page cache and never asks the daemon about space; the WRITE comes
+ * later, from writeback, and an ENOSPC there is lost to the writer (the
+ * kernel drops the pages, keeps its own i_size, and the file ends in
+ * zeros the writer never wrote).  The one request a buffered write(2)
+ * does make is a GETATTR carrying the file handle (FUSE_GETATTR_FH),
+ * when the kernel's attributes of the inode are invalid: it wants the
+ * mode and size before it writes (fuse_cache_write_iter), and its error
+ * is write(2)'s.  A stat never sends the handle; a read or lseek past
+ * EOF could, but only once the attributes expire (ZL_TIMEOUT), which is
+ * not how the gate invalidates them.  So:
+ *   - regular files opened for writing get ZL_FH_WRITER as their handle;
+ *   - while fewer than sbi->wb_reserve blocks are free, a GETATTR with
+ *     that handle gets ENOSPC, and the attributes of every inode a
+ *     cached WRITE reaches are invalidated after it (notify), as are
+ *     those of an inode opened for writing; a new file is created with
+ *     attributes that expire at once;
+ *   - the WRITEs from writeback (fi->writepage) may use the reserve,
+ *     which is sized (main.c) for what the kernel can hold dirty or in
+ *     writeback for this mount: what write(2) accepted is stored, and a
+ *     file whose writer got ENOSPC holds a prefix of what it wrote;
+ *   - other WRITEs on such a mount (O_DIRECT) stop at the reserve too.
+ * Space freed (a delete, a truncate) opens the gate again: the next
+ * GETATTR succeeds.  Without the writeback cache every write(2) is a
+ * WRITE and gets its ENOSPC directly; the reserve is then 0.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "fuse_int.h"
+
+bool zl_wb_gated(struct zlfs_sb *sbi)
+{
+	return zl_writeback() && zlfs_space_low(sbi);
+}
+
+void zl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct zlfs_sb *sbi = SBI(req);
+	struct zinode *zi;
+	bool accessed = false, uncached = false;
+	int ret;
+
+	zl_count(ZR_OPEN, ino);
+	DOWN_REFUSE(req, ino);
+	if (is_virt(ino)) {
+		virt_open(req, ino, fi);
+		return;
+	}
+	zlfs_op_begin(sbi, false);
+	if (!(ret = zlfs_file_open(sbi, to_ino(ino), fi->flags, ztimes_truncate, &zi))) {
+		/*
+		 * Reads served from the kernel's page cache never reach us, so
+		 * opening read-only is the access atime counts (under relatime:
+		 * the first one after a change).  A read-write open is often for
+		 * writing alone (xfs_io's fsync, a database): it counts only when
+		 * a READ comes (zl_read_accessed), or an fsync would carry an atime
+		 * no read made (xfstests generic/392).  The kernel keeps
+		 * attributes ZL_TIMEOUT long: tell it to ask.
+		 *
+		 * strictatime wants every read and only reads: there the kernel
+		 * drops its cached pages at each read-only open (no keep_cache),
+		 * so the reads come to us, and the open itself counts for nothing
+		 * (generic/622: an open for fsync must not move atime).  A price
+		 * only that option pays.
+		 */
+		bool reading = (fi->flags & O_ACCMODE) == O_RDONLY &&
+			       S_ISREG(zf_le16_to_cpu(zi_raw(zi)->i_mode));
+		uncached = reading && sbi->atime == ZLFS_ATIME_STRICT;
+		if (reading && !uncached)
+			accessed = zlfs_inode_accessed(sbi, zi) == 1;
+	}
+	zlfs_op_end(sbi, false);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	bool writer = (fi->flags & O_ACCMODE) != O_RDONLY;
+	if (writer)
+		fi->fh = ZL_FH_WRITER;
+	if (accessed || (writer && zl_wb_gated(sbi)))
+		zl_inval_attr(ino);
+	fi->keep_cache = !uncached;
+	fuse_reply_open(req, fi);
+}
+
+/*
+ * After a read of ino under the shared lock found its atime due: the
+ * update, under the exclusive lock (rare under relatime: once per change
+ * of the file).  Before the reply: the kernel forgets its atime after a
+ * READ or READDIR and asks again.
+ */
+void zl_read_accessed(struct zlfs_sb *sbi, fuse_ino_t ino)
+{
+	struct zinode *zi;
+
+	zlfs_op_begin(sbi, false);
+	if (!zlfs_iget(sbi, to_ino(ino), &zi))
+		zlfs_inode_accessed(sbi, zi);
+	zlfs_op_end(sbi, false);
+}
+
+void zl_release_handle(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct zlfs_sb *sbi = SBI(req);
+	struct zinode *zi;
+
+	if (is_virt(ino)) {
+		virt_release(req, fi);
+		return;
+	}
+	zlfs_op_begin(sbi, false);
+	if (!zlfs_iget(sbi, to_ino(ino), &zi)) {
+		if (zi->nopen)
+			zi->nopen--;
+		zlfs_iput(sbi, zi, 0);
+	}
+	zlfs_op_end(sbi, false);
+	fuse_reply_err(req, 0);
+}
+
+void zl_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	zl_count(ZR_RELEASE, ino);
+	zl_release_handle(req, ino, fi);
+}
+
+void zl_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct zlfs_sb *sbi = SBI(req);
+	struct zinode *zi;
+	size_t got = 0;
+	char *buf = malloc(size ? size : 1);
+	bool due;
+	int ret;
+
+	zl_count(ZR_READ, ino);
+	DOWN_REFUSE(req, ino);
+	if (is_virt(ino)) {
+		free(buf);
+		virt_read(req, size, off, fi);
+		return;
+	}
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	zlfs_op_begin(sbi, true);
+	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
+		ret = zlfs_file_read(sbi, zi, buf, size, (uint64_t)off, &got);
+	due = !ret && zlfs_atime_due(sbi, zi);
+	zlfs_op_end(sbi, true);
+	if (due)
+		zl_read_accessed(sbi, ino);
+	if (ret)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_buf(req, buf, got);
+	free(buf);
+}
+
+void zl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	struct zlfs_sb *sbi = SBI(req);
+	struct zinode *zi;
+	uint64_t nblk = (size + ZF_BLKSIZE - 1) / ZF_BLKSIZE;
+	bool low = false;
+	int ret;
+
+	zl_count(ZR_WRITE, ino);
+	DOWN_REFUSE(req, ino);
+	VIRT_REFUSE(req, ino);
+	zlfs_op_begin(sbi, false);
+	/*
+	 * room first: the blocks, maybe a new dnode and an inline conversion;
+	 * a write that is not writeback's leaves the reserve to writeback
+	 */
+	if (!(ret = zlfs_writable(sbi)) && zl_writeback() && !fi->writepage && sbi->wb_reserve &&
+	    zlfs_free_blocks(sbi) < sbi->wb_reserve + nblk)
+		ret = -ENOSPC;
+	else if (!ret &&
+	    !(ret = zlfs_balance(sbi, nblk + 3)) &&
+	    !(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
+		struct ztimes t;
+		ztimes_begin(zi, &t);
+		/* the kernel computed the offset, O_APPEND included */
+		ret = zlfs_file_write(sbi, zi, buf, size, (uint64_t)off);
+		ztimes_end(sbi, zi, &t);
+	}
+	if (ret == -ENOSPC && fi->writepage)
+		sbi->st.wb_lost_writes++;   /* the reserve fell short: README says when */
+	low = fi->writepage && zl_wb_gated(sbi);
+	zlfs_op_end(sbi, false);
+	if (ret)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_write(req, size);
+	if (low)    /* its next buffered write(2) asks (GETATTR) */
+		zl_inval_attr(ino);
+}
+
+void zl_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	struct zlfs_sb *sbi = SBI(req);
+	struct zinode *zi;
+	int ret;
+
+	(void)fi;
+	zl_count(ZR_FSYNC, ino);
+	DOWN_REFUSE(req, ino);
+	if (is_virt(ino)) {
+		fuse_reply_err(req, 0);
+		return;
+	}
+	zlfs_op_begin(sbi, false);
+	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
+		ret = zlfs_file_fsync(sbi, zi, datasync != 0);
+	zlfs_op_end(sbi, false);
+	fuse_reply_err(req, ret ? (ret == -ENOSPC ? ENOSPC : EIO) : 0);
+}
+
+/*
+ * zlfs has nothing to do at close(): it keeps no locks, and data reaches
+ * it by writeback and fsync.  Without FLUSH the kernel still writes the
+ * file's dirty pages and its times at close and reports their errors
+ * there (fuse_flush), so ENOSYS, which makes the kernel send no FLUSH
+ * again, saves a round trip per close.
+ */
+void zl_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)fi;
+	zl_count(ZR_FLUSH, ino);
+	fuse_reply_err(req, ENOSYS);
+}
+
+void zl_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
+			 struct fuse_file_info *fi)
+{
+	struct zlfs_sb *sbi = SBI(req);
+	struct zinode *zi;
+	int ret;
+
+	(void)fi;
+	zl_count(ZR_FALLOCATE, ino);
+	DOWN_REFUSE(req, ino);
+	if (off < 0 || len <= 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	VIRT_REFUSE(req, ino);
+	zlfs_op_begin(sbi, false);
+	if (!(ret = zlfs_writable(sbi)) && !(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
+		/* the kernel stamps fallocate's times (and sends them) itself */
+		struct ztimes t;
+		ztimes_begin(zi, &t);
+		ret = zlfs_file_fallocate(sbi, zi, mode, (uint64_t)off, (uint64_t)len);
+		ztimes_end(sbi, zi, &t);
+	}
+	zlfs_op_end(sbi, false);
+	fuse_reply_err(req, -ret);
+}
