@@ -1,6 +1,15 @@
 /*
- * fuse_ops.c - the FUSE low-level operations.  The only place where
- * negative errnos become replies.
+ * fuse_ops.c - the FUSE layer's request table (zlfs_ops), the session
+ * (INIT, DESTROY and the final checkpoint), the request counters, and
+ * the requests on names and inodes: LOOKUP, FORGET, GETATTR, SETATTR,
+ * READLINK, MKNOD, MKDIR, SYMLINK, CREATE, UNLINK, RMDIR, LINK, RENAME,
+ * STATFS and the xattrs.  The other requests are in fuse_file.c (open
+ * files), fuse_dir.c (open directories) and fuse_ioctl.c; /.zlfs's own
+ * inodes go to fuse_virt.c; fuse_times.c keeps a file's times under the
+ * writeback cache.  The FUSE layer (these files) is the only place where
+ * negative errnos become replies: the requests translate what the kernel
+ * asks into calls of the layers below (namei.c, file.c, xattr.c, ...)
+ * and their results into replies.
  *
  * Inode numbers: FUSE's root (1) is F2FS's root inode (3); every other
  * FUSE inode number is the F2FS inode number (nid), never 1 or 2, which
@@ -8,10 +17,15 @@
  * forget takes them away; an unlinked inode is freed when its lookups and
  * open handles are gone (inode.c).
  *
- * Every operation runs under sbi->lock (file.c drops it while waiting for
- * data I/O).  Permissions are checked by the kernel (default_permissions);
- * the immutable and append-only flags by us (flags.c), at the requests the
- * VFS would have refused.
+ * Locks.  Each request runs in the operation bracket (lock.c's
+ * zlfs_op_begin / zlfs_op_end): shared for LOOKUP, GETATTR, READLINK,
+ * READ, READDIR(PLUS), GETXATTR and LISTXATTR, which run at once;
+ * exclusive for everything else, which may still drop the mutex while
+ * it waits (file.c's data I/O, GC, the checkpoint).  STATFS takes no
+ * lock (segment.c's published counters).  Permissions are checked by
+ * the kernel (default_permissions); the immutable and append-only flags
+ * by the layers below (flags.c), at the requests the VFS would have
+ * refused.
  *
  * Times.  With the kernel's writeback cache the kernel owns a regular
  * file's mtime and ctime; the data operations keep what is stored, and
@@ -20,11 +34,12 @@
  * What the kernel keeps.  zlfs is the only writer of its device and GC
  * moves blocks, never attributes or names, so the kernel may keep entries
  * (negative ones too), attributes, readdir's entries and symlink targets
- * for ZL_TIMEOUT, and every change reaches it through its own requests; the
- * one exception, the ".." of a directory renamed to another parent, is
- * invalidated by zl_rename.  Requests the kernel need not send are
- * refused with ENOSYS once (FLUSH, OPENDIR).  The round trips left are
- * the kernel's own (tests/fs/check-requests.sh counts them).
+ * for ZL_TIMEOUT (an hour), and every change reaches it through its own
+ * requests; the one exception, the ".." of a directory renamed to
+ * another parent, is invalidated by zl_rename.  Requests the kernel need
+ * not send are refused with ENOSYS once (FLUSH, OPENDIR).  The round
+ * trips left are the kernel's own (tests/fs/check-requests.sh counts
+ * them).
  *
  * The end.  DESTROY writes the final checkpoint (zlfs_fuse_finish) and
  * leaves the filesystem read-only with everything flushed: for fuseblk the
@@ -34,9 +49,6 @@
  *
  * The session's userdata is main's pointer to the superblock, which is set
  * before the loop starts (a fuseblk mount comes before the device is open).
- *
- * Open files are fuse_file.c's (the writeback gate too), open
- * directories fuse_dir.c's.
  */
 #include <errno.h>
 #include <fuse3/fuse_lowlevel.h>

@@ -2,12 +2,13 @@
  * zlfs.h - the filesystem's in-memory state and the calls between its files.
  *
  * Layers (top to bottom):
- *   fuse_ops.c   FUSE low-level operations; the only place errors become replies
+ *   fuse_*.c     the FUSE layer (fuse_ops.c: the request table): requests into
+ *                calls below, results into replies; the only place errors become replies
  *   shutdown.c   the going-down ioctl: stop as a power cut would
  *   trim.c       FITRIM: free sections reset or discarded
  *   recovery.c   roll-forward of fsynced files at mount (called by super.c)
  *   namei.c      create, link, unlink, rename, mkdir, rmdir, symlink, mknod
- *   file.c       read, write, truncate, fallocate on file blocks
+ *   file.c       read, write, truncate, fallocate on file blocks; setattr, open
  *   dir.c        F2FS hashed directories (and inline dentries), readdir
  *   xattr.c      extended attributes and POSIX ACLs in F2FS's formats
  *   inode.c      in-memory inodes: lookup counts, orphans, eviction
@@ -25,8 +26,9 @@
  *
  * Locking (lock.c has the details).  The filesystem lock is taken
  * exclusive by every operation that changes anything (and by GC and the
- * checkpoint), shared by lookup, getattr, readdir, readlink, read, getxattr,
- * listxattr and statfs, which run at once.  Exclusive means holding the
+ * checkpoint), shared by lookup, getattr, readdir, readlink, read, getxattr
+ * and listxattr, which run at once (statfs takes none).  User operations
+ * take it through zlfs_op_begin / zlfs_op_end.  Exclusive means holding the
  * mutex sbi->lock with no reader registered.  Readers change only the
  * caches, under sbi->cache_lock; only exclusive holders evict nodes, free
  * or unpin inodes.  An exclusive holder drops the mutex only while waiting
@@ -189,7 +191,7 @@ struct zlfs_counters {
 	/* readers too: atomic */
 	uint64_t node_misses;      /* node cache misses (one device read each) */
 	uint64_t node_readahead;   /* nodes those reads brought in besides the one asked for */
-	/* the writeback gate (fuse_ops.c) */
+	/* the writeback gate (fuse_file.c) */
 	uint64_t wb_gate_refusals; /* buffered write(2)s refused ENOSPC (atomic: no lock) */
 	uint64_t wb_lost_writes;   /* writeback WRITEs that found no room (should stay 0) */
 };
@@ -325,7 +327,7 @@ struct zlfs_sb {
 	uint64_t pub_free_blocks;        /* zlfs_free_blocks at the last release */
 	uint32_t pub_valid_nodes;        /* valid_node_count likewise */
 	/*
-	 * The writeback gate (fuse_ops.c, README "A full volume"): with the
+	 * The writeback gate (fuse_file.c, README "A full volume"): with the
 	 * kernel's writeback cache, writes the kernel has taken but not sent
 	 * yet need this many blocks; new buffered writes are refused with
 	 * ENOSPC while fewer are free.  0: no gate (no writeback cache).
