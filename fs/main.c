@@ -1,22 +1,9 @@
 /*
  * main.c - the zlfs daemon: zlfs DEVICE MOUNTPOINT [-o OPTIONS] [-f] [-d]
  *
- * zlfs options (the rest go to FUSE and the kernel):
- *   mode=zwl|nolock|zwp    write ordering (default nolock; zwl if the device
- *                          lacks the "no zone write lock" flag)
- *   sched_NAME=VALUE       a dispatcher tunable (README "The dispatcher"),
- *                          e.g. sched_fifo_batch=8
- *   gc=off|on|urgent       background GC (default on; foreground GC always runs)
- *   gc_policy=auto|greedy|cb   victim choice (auto: greedy in the foreground,
- *                          cost-benefit in the background)
- *   gc_idle_ms, gc_sleep_ms, gc_no_gc_pct, gc_boost_pct   background GC tunables
- *   fsync=rollforward|checkpoint   what fsync writes: the file's nodes with the
- *                          FSYNC mark, rolled forward at mount (default), or
- *                          a whole checkpoint (the old way, for comparison)
- *   ro                     mount read-only
- *   no_writeback_cache     no kernel writeback cache (writes go through at once)
- *   relatime|strictatime|noatime, nodiratime, lazytime   when reads update
- *                          atime (default relatime, as the kernel's)
+ * The mount options, zlfs's own and those it passes on to FUSE and the
+ * kernel, are described in zlfs(8) (man/zlfs.8), briefly by --help
+ * (usage below); opt_fixed is the table of zlfs's own.
  *
  * Order of events: (fork, unless -f) -> open and mount the device -> FUSE
  * session and kernel mount -> tell the parent it worked -> serve -> on
@@ -47,10 +34,11 @@
 #include <fcntl.h>
 #include <fuse3/fuse_lowlevel.h>
 #include <malloc.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdbool.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -208,33 +196,181 @@ struct cli {
 	const char *device;
 	const char *mnt;           /* as given (fuse_parse_cmdline resolves it) */
 	struct zlfs_opts o;
-	bool no_wb;
-	bool norecovery;
-	bool nofuseblk;
+	int no_wb;                 /* ints: the option table stores them (fuse_opt) */
+	int norecovery;
+	int nofuseblk;
 	int nonopt;
 	int err;
 };
 
-/* The dispatcher's tunables (zlfs_disp_opts_set), for messages. */
-#define SCHED_NAMES "read_expire, write_expire, writes_starved, fifo_batch, front_merges, " \
-	"prio_aging_expire, async_depth, nr_requests, nomerges, max_req_kb, retry_base"
+/*
+ * zlfs's mount options (zlfs(8) says what each does), each named in the
+ * option table: it hands most to opt_proc by key, and stores the two
+ * plain flags (no_writeback_cache, nofuseblk) itself.  What the table
+ * does not name goes to opt_proc as FUSE_OPT_KEY_OPT: the unknown
+ * members of the sched_ and gc_ families are refused there, naming the
+ * option, and the rest is left for libfuse, which refuses what it does
+ * not know when the session is made.
+ */
+enum {
+	KEY_MODE, KEY_SCHED, KEY_GC, KEY_FSYNC, KEY_CACHE_MB, KEY_ATIME, KEY_RELATIME,
+	KEY_STRICTATIME, KEY_DIRATIME, KEY_RO, KEY_NORECOVERY,
+};
+
+static const struct fuse_opt opt_fixed[] = {
+	/*
+	 * mount(8)'s own options, which fstab lines carry and mount passes
+	 * on (mount(8), fstab(5)): accepted and ignored, as a kernel
+	 * filesystem never sees them (libfuse would refuse them as unknown);
+	 * x-* too (opt_proc: a template cannot match a prefix without '=').
+	 */
+	FUSE_OPT_KEY("defaults", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("auto", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("noauto", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("user", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("nouser", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("users", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("owner", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("group", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("_netdev", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("nofail", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("comment=", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("mode=", KEY_MODE),
+	/* the dispatcher's sched_NAME= follow, from its own table (opt_table) */
+	FUSE_OPT_KEY("gc=", KEY_GC),
+	FUSE_OPT_KEY("gc_policy=", KEY_GC),
+	FUSE_OPT_KEY("gc_idle_ms=", KEY_GC),
+	FUSE_OPT_KEY("gc_sleep_ms=", KEY_GC),
+	FUSE_OPT_KEY("gc_no_gc_pct=", KEY_GC),
+	FUSE_OPT_KEY("gc_boost_pct=", KEY_GC),
+	FUSE_OPT_KEY("gc_cp_interval_ms=", KEY_GC),
+	FUSE_OPT_KEY("fsync=", KEY_FSYNC),
+	FUSE_OPT_KEY("cache_mb=", KEY_CACHE_MB),
+	/*
+	 * atime: the kernel leaves it to FUSE filesystems, so its mount
+	 * options are ours (zlfs.h).  noatime and atime also go on to
+	 * libfuse, which knows them as mount flags.
+	 */
+	FUSE_OPT_KEY("atime", KEY_ATIME),
+	FUSE_OPT_KEY("noatime", KEY_ATIME),
+	FUSE_OPT_KEY("relatime", KEY_RELATIME),
+	FUSE_OPT_KEY("nostrictatime", KEY_RELATIME),
+	FUSE_OPT_KEY("strictatime", KEY_STRICTATIME),
+	FUSE_OPT_KEY("norelatime", KEY_STRICTATIME),
+	FUSE_OPT_KEY("diratime", KEY_DIRATIME),
+	FUSE_OPT_KEY("nodiratime", KEY_DIRATIME),
+	/* lazytime: what zlfs does anyway (a checkpoint carries atime) */
+	FUSE_OPT_KEY("lazytime", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("nolazytime", FUSE_OPT_KEY_DISCARD),
+	{ "no_writeback_cache", offsetof(struct cli, no_wb), 1 },
+	/* a block device as plain fuse, as a user's mount (see main) */
+	{ "nofuseblk", offsetof(struct cli, nofuseblk), 1 },
+	/*
+	 * F2FS's norecovery: no roll-forward, and only read-only, which a
+	 * zlfs ro mount is already (it never rolls forward)
+	 */
+	FUSE_OPT_KEY("norecovery", KEY_NORECOVERY),
+	/* read-only for zlfs, and for libfuse a mount flag */
+	FUSE_OPT_KEY("ro", KEY_RO),
+};
 
 /*
- * Options mount(8) keeps for itself or for fstab (mount(8), fstab(5)):
- * accepted and ignored, as a kernel filesystem never sees them.
+ * The whole table: opt_fixed, a sched_NAME= for each of the dispatcher's
+ * tunables (zlfs_disp_knob_name), the end.  malloc()ed, freed by
+ * opt_table_free; NULL without memory.
  */
-static bool generic_mount_opt(const char *arg)
+static struct fuse_opt *opt_table(void)
 {
-	static const char *const names[] = {
-		"defaults", "auto", "noauto", "user", "nouser", "users", "owner", "group",
-		"_netdev", "nofail",
-	};
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(arg, names[i]))
-			return true;
-	return !strncmp(arg, "x-", 2) || !strncmp(arg, "comment=", 8);
+	size_t nf = sizeof(opt_fixed) / sizeof(opt_fixed[0]), nk = 0;
+	struct fuse_opt *t;
+
+	while (zlfs_disp_knob_name(nk))
+		nk++;
+	if (!(t = calloc(nf + nk + 1, sizeof(*t))))     /* zeros: FUSE_OPT_END */
+		return NULL;
+	memcpy(t, opt_fixed, sizeof(opt_fixed));
+	for (size_t k = 0; k < nk; k++) {
+		char *templ;
+		if (asprintf(&templ, "sched_%s=", zlfs_disp_knob_name(k)) < 0) {
+			t[nf + k].templ = NULL;
+			while (k--)
+				free((char *)t[nf + k].templ);
+			free(t);
+			return NULL;
+		}
+		t[nf + k] = (struct fuse_opt)FUSE_OPT_KEY(templ, KEY_SCHED);
+	}
+	return t;
 }
 
+static void opt_table_free(struct fuse_opt *t)
+{
+	size_t nf = sizeof(opt_fixed) / sizeof(opt_fixed[0]);
+
+	for (struct fuse_opt *o = t + nf; o->templ; o++)
+		free((char *)o->templ);
+	free(t);
+}
+
+/* sched_NAME=VALUE: one of the dispatcher's tunables (zlfs_disp_opts_set). */
+static void opt_sched(struct cli *c, const char *arg)
+{
+	char name[64];
+	const char *eq = strchr(arg, '=');
+	int r = -ENOENT;
+
+	if (eq && (size_t)(eq - arg - 6) < sizeof(name)) {
+		memcpy(name, arg + 6, (size_t)(eq - arg - 6));
+		name[eq - arg - 6] = '\0';
+		r = strcmp(name, "mode") ? zlfs_disp_opts_set(&c->o.disp, name, eq + 1) : -ENOENT;
+		/* what zlfs_disp_create would refuse later, unnamed */
+		if (!r && (!strcmp(name, "fifo_batch") || !strcmp(name, "max_req_kb")) &&
+		    !strtoul(eq + 1, NULL, 10))
+			r = -ERANGE;
+	}
+	if (r == -ENOENT) {
+		fprintf(stderr, "zlfs: option %s: unknown dispatcher setting: sched_NAME=N "
+			"with NAME one of ", arg);
+		for (size_t k = 0; zlfs_disp_knob_name(k); k++)
+			fprintf(stderr, "%s%s", k ? ", " : "", zlfs_disp_knob_name(k));
+		fprintf(stderr, "\n");
+	} else if (r == -ERANGE) {
+		fprintf(stderr, "zlfs: option %s: must be at least 1\n", arg);
+	} else if (r) {
+		fprintf(stderr, "zlfs: option %s: the value must be a whole number "
+			"(0 .. 4294967295)\n", arg);
+	}
+	if (r)
+		c->err = 1;
+}
+
+/* gc=MODE and gc_NAME=VALUE: background GC's settings (zlfs_gc_opts_set). */
+static void opt_gc(struct cli *c, const char *arg)
+{
+	char name[64];
+	const char *eq = strchr(arg, '=');
+	const char *n0 = arg[2] == '=' ? arg : arg + 3;
+	int r = -EINVAL;
+
+	if (eq && (size_t)(eq - n0) < sizeof(name)) {
+		memcpy(name, n0, (size_t)(eq - n0));
+		name[eq - n0] = '\0';
+		r = zlfs_gc_opts_set(&c->o.gc, name, eq + 1);
+	}
+	if (r) {
+		fprintf(stderr, "zlfs: option %s: allowed are gc=off|on|urgent, "
+			"gc_policy=auto|greedy|cb and gc_idle_ms, gc_sleep_ms, "
+			"gc_cp_interval_ms, gc_no_gc_pct, gc_boost_pct =N\n", arg);
+		c->err = 1;
+	}
+}
+
+/*
+ * The options the table hands over by key; 0 when used up, 1 when
+ * libfuse is to see them too.  A bad value is reported, naming the
+ * option, and the parse goes on (every bad option is named), ending in
+ * c->err.
+ */
 static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
 {
 	struct cli *c = data;
@@ -250,132 +386,69 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 		return 1;          /* the mount point */
 	}
 	if (key == FUSE_OPT_KEY_OPT) {
-		/*
-		 * mount(8)'s own options, which fstab lines carry and mount
-		 * passes on: nothing to do with them here (libfuse would refuse
-		 * them as unknown).
-		 */
-		if (generic_mount_opt(arg))
-			return 0;
-		if (!strncmp(arg, "mode=", 5)) {
-			if (zlfs_disp_opts_set(&c->o.disp, "mode", arg + 5)) {
-				fprintf(stderr, "zlfs: option %s: mode must be zwl, nolock or zwp\n", arg);
-				c->err = 1;
-			}
-			return 0;
-		}
-		if (!strncmp(arg, "sched_", 6)) {
-			char name[64];
-			const char *eq = strchr(arg, '=');
-			int r = -ENOENT;
-			if (eq && (size_t)(eq - arg - 6) < sizeof(name)) {
-				memcpy(name, arg + 6, (size_t)(eq - arg - 6));
-				name[eq - arg - 6] = '\0';
-				r = strcmp(name, "mode") ? zlfs_disp_opts_set(&c->o.disp, name, eq + 1)
-							 : -ENOENT;
-				/* what zlfs_disp_create would refuse later, unnamed */
-				if (!r && (!strcmp(name, "fifo_batch") || !strcmp(name, "max_req_kb")) &&
-				    !strtoul(eq + 1, NULL, 10))
-					r = -ERANGE;
-			}
-			if (r == -ENOENT)
-				fprintf(stderr, "zlfs: option %s: unknown dispatcher setting: sched_NAME=N "
-					"with NAME one of %s\n", arg, SCHED_NAMES);
-			else if (r == -ERANGE)
-				fprintf(stderr, "zlfs: option %s: must be at least 1\n", arg);
-			else if (r)
-				fprintf(stderr, "zlfs: option %s: the value must be a whole number "
-					"(0 .. 4294967295)\n", arg);
-			if (r)
-				c->err = 1;
-			return 0;
-		}
-		if (!strncmp(arg, "gc=", 3) || !strncmp(arg, "gc_", 3)) {
-			char name[64];
-			const char *eq = strchr(arg, '=');
-			const char *n0 = arg[2] == '=' ? arg : arg + 3;
-			int r = -EINVAL;
-			if (eq && (size_t)(eq - n0) < sizeof(name)) {
-				memcpy(name, n0, (size_t)(eq - n0));
-				name[eq - n0] = '\0';
-				r = zlfs_gc_opts_set(&c->o.gc, name, eq + 1);
-			}
-			if (r) {
-				fprintf(stderr, "zlfs: option %s: allowed are gc=off|on|urgent, "
-					"gc_policy=auto|greedy|cb and gc_idle_ms, gc_sleep_ms, "
-					"gc_cp_interval_ms, gc_no_gc_pct, gc_boost_pct =N\n", arg);
-				c->err = 1;
-			}
-			return 0;
-		}
-		if (!strncmp(arg, "fsync=", 6)) {
-			if (!strcmp(arg + 6, "checkpoint"))
-				c->o.fsync_cp = true;
-			else if (!strcmp(arg + 6, "rollforward"))
-				c->o.fsync_cp = false;
-			else {
-				fprintf(stderr, "zlfs: option %s: fsync must be rollforward or checkpoint\n",
-					arg);
-				c->err = 1;
-			}
-			return 0;
-		}
-		if (!strncmp(arg, "cache_mb=", 9)) {
-			char *end;
-			unsigned long v = strtoul(arg + 9, &end, 10);
-			if (*end || end == arg + 9 || v < 8 || v > (1ul << 20)) {
-				fprintf(stderr, "zlfs: option %s: cache_mb must be a number of MiB, "
-					"8 .. 1048576\n", arg);
-				c->err = 1;
-			} else {
-				c->o.cache_mb = (uint32_t)v;
-			}
-			return 0;
-		}
-		/*
-		 * atime: the kernel leaves it to FUSE filesystems, so its
-		 * mount options are ours (zlfs.h).  noatime and atime also
-		 * go on to libfuse, which knows them as mount flags.
-		 */
-		if (!strcmp(arg, "noatime") || !strcmp(arg, "atime")) {
-			c->o.atime = arg[0] == 'n' ? ZLFS_ATIME_NOATIME : ZLFS_ATIME_RELATIME;
+		/* the families the table names member by member: the rest are refused here */
+		if (!strncmp(arg, "sched_", 6))
+			key = KEY_SCHED;
+		else if (!strncmp(arg, "gc_", 3))
+			key = KEY_GC;
+		else if (!strncmp(arg, "x-", 2))
+			return 0;      /* mount(8)'s, as opt_fixed's first entries */
+		else
 			return 1;
+	}
+	switch (key) {
+	case KEY_MODE:
+		if (zlfs_disp_opts_set(&c->o.disp, "mode", arg + 5)) {
+			fprintf(stderr, "zlfs: option %s: mode must be zwl, nolock or zwp\n", arg);
+			c->err = 1;
 		}
-		if (!strcmp(arg, "relatime") || !strcmp(arg, "nostrictatime")) {
-			c->o.atime = ZLFS_ATIME_RELATIME;
-			return 0;
+		return 0;
+	case KEY_SCHED:
+		opt_sched(c, arg);
+		return 0;
+	case KEY_GC:
+		opt_gc(c, arg);
+		return 0;
+	case KEY_FSYNC:
+		if (!strcmp(arg + 6, "checkpoint")) {
+			c->o.fsync_cp = true;
+		} else if (!strcmp(arg + 6, "rollforward")) {
+			c->o.fsync_cp = false;
+		} else {
+			fprintf(stderr, "zlfs: option %s: fsync must be rollforward or checkpoint\n", arg);
+			c->err = 1;
 		}
-		if (!strcmp(arg, "strictatime") || !strcmp(arg, "norelatime")) {
-			c->o.atime = ZLFS_ATIME_STRICT;
-			return 0;
+		return 0;
+	case KEY_CACHE_MB: {
+		char *end;
+		unsigned long v = strtoul(arg + 9, &end, 10);
+		if (*end || end == arg + 9 || v < 8 || v > (1ul << 20)) {
+			fprintf(stderr, "zlfs: option %s: cache_mb must be a number of MiB, "
+				"8 .. 1048576\n", arg);
+			c->err = 1;
+		} else {
+			c->o.cache_mb = (uint32_t)v;
 		}
-		if (!strcmp(arg, "nodiratime") || !strcmp(arg, "diratime")) {
-			c->o.nodiratime = arg[0] == 'n';
-			return 0;
-		}
-		/* lazytime: what zlfs does anyway (a checkpoint carries atime) */
-		if (!strcmp(arg, "lazytime") || !strcmp(arg, "nolazytime"))
-			return 0;
-		if (!strcmp(arg, "no_writeback_cache")) {
-			c->no_wb = true;
-			return 0;
-		}
-		/*
-		 * F2FS's norecovery: no roll-forward, and only read-only,
-		 * which a zlfs ro mount is already (it never rolls forward)
-		 */
-		/* a block device as plain fuse, as a user's mount (see main) */
-		if (!strcmp(arg, "nofuseblk")) {
-			c->nofuseblk = true;
-			return 0;
-		}
-		if (!strcmp(arg, "norecovery")) {
-			c->norecovery = true;
-			c->o.norecovery = true;
-			return 0;
-		}
-		if (!strcmp(arg, "ro"))
-			c->o.ro = true;
+		return 0;
+	}
+	case KEY_ATIME:
+		c->o.atime = arg[0] == 'n' ? ZLFS_ATIME_NOATIME : ZLFS_ATIME_RELATIME;
+		return 1;
+	case KEY_RELATIME:
+		c->o.atime = ZLFS_ATIME_RELATIME;
+		return 0;
+	case KEY_STRICTATIME:
+		c->o.atime = ZLFS_ATIME_STRICT;
+		return 0;
+	case KEY_DIRATIME:
+		c->o.nodiratime = arg[0] == 'n';
+		return 0;
+	case KEY_NORECOVERY:
+		c->norecovery = 1;
+		c->o.norecovery = true;
+		return 0;
+	case KEY_RO:
+		c->o.ro = true;
 		return 1;
 	}
 	return 1;
@@ -575,8 +648,14 @@ int main(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	zlfs_disp_opts_default(&c.o.disp);
 	zlfs_gc_opts_default(&c.o.gc);
-	if (fuse_opt_parse(&args, &c, NULL, opt_proc) || c.err)
+	struct fuse_opt *table = opt_table();
+	if (!table)
+		return 1;
+	ret = fuse_opt_parse(&args, &c, table, opt_proc);
+	opt_table_free(table);
+	if (ret || c.err)
 		return EX_USAGE_;
+	ret = 1;
 	if (c.norecovery && !c.o.ro) {
 		fprintf(stderr, "zlfs: option norecovery: needs ro (as F2FS's)\n");
 		return EX_USAGE_;

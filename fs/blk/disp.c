@@ -185,21 +185,28 @@ const char *zlfs_order_mode_str(uint8_t mode)
 	}
 }
 
+/* The tunables by name, each a uint32_t of struct zlfs_disp_opts. */
+static const struct { const char *name; size_t off; } knobs[] = {
+	{ "read_expire", offsetof(struct zlfs_disp_opts, read_expire_ms) },
+	{ "write_expire", offsetof(struct zlfs_disp_opts, write_expire_ms) },
+	{ "writes_starved", offsetof(struct zlfs_disp_opts, writes_starved) },
+	{ "fifo_batch", offsetof(struct zlfs_disp_opts, fifo_batch) },
+	{ "front_merges", offsetof(struct zlfs_disp_opts, front_merges) },
+	{ "prio_aging_expire", offsetof(struct zlfs_disp_opts, prio_aging_ms) },
+	{ "async_depth", offsetof(struct zlfs_disp_opts, async_depth) },
+	{ "nr_requests", offsetof(struct zlfs_disp_opts, nr_requests) },
+	{ "nomerges", offsetof(struct zlfs_disp_opts, nomerges) },
+	{ "max_req_kb", offsetof(struct zlfs_disp_opts, max_req_kb) },
+	{ "retry_base", offsetof(struct zlfs_disp_opts, retry_base) },
+};
+
+const char *zlfs_disp_knob_name(size_t i)
+{
+	return i < sizeof(knobs) / sizeof(knobs[0]) ? knobs[i].name : NULL;
+}
+
 int zlfs_disp_opts_set(struct zlfs_disp_opts *o, const char *name, const char *val)
 {
-	static const struct { const char *name; size_t off; } knobs[] = {
-		{ "read_expire", offsetof(struct zlfs_disp_opts, read_expire_ms) },
-		{ "write_expire", offsetof(struct zlfs_disp_opts, write_expire_ms) },
-		{ "writes_starved", offsetof(struct zlfs_disp_opts, writes_starved) },
-		{ "fifo_batch", offsetof(struct zlfs_disp_opts, fifo_batch) },
-		{ "front_merges", offsetof(struct zlfs_disp_opts, front_merges) },
-		{ "prio_aging_expire", offsetof(struct zlfs_disp_opts, prio_aging_ms) },
-		{ "async_depth", offsetof(struct zlfs_disp_opts, async_depth) },
-		{ "nr_requests", offsetof(struct zlfs_disp_opts, nr_requests) },
-		{ "nomerges", offsetof(struct zlfs_disp_opts, nomerges) },
-		{ "max_req_kb", offsetof(struct zlfs_disp_opts, max_req_kb) },
-		{ "retry_base", offsetof(struct zlfs_disp_opts, retry_base) },
-	};
 	if (!strcmp(name, "mode")) {
 		for (uint8_t m = ZLFS_MODE_ZWL; m <= ZLFS_MODE_ZWP; m++) {
 			if (!strcmp(val, zlfs_order_mode_str(m))) {

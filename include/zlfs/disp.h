@@ -91,6 +91,8 @@ void zlfs_disp_opts_default(struct zlfs_disp_opts *o);
  * Times are in ms; mode is zwl, nolock or zwp.
  */
 int zlfs_disp_opts_set(struct zlfs_disp_opts *o, const char *name, const char *val);
+/* The name of tunable i (besides "mode"), in the order above; NULL past the last. */
+const char *zlfs_disp_knob_name(size_t i);
 const char *zlfs_order_mode_str(uint8_t mode);
 
 struct zlfs_disp;
