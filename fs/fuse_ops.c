@@ -65,7 +65,7 @@
  * loop, by INIT, and by the final checkpoint.
  */
 static struct {
-	struct fuse_session *se;   /* for notifications (zl_rename) */
+	struct fuse_session *se;   /* for notifications (zl_inval_attr, zl_rename) */
 	bool want_wb;         /* the writeback cache may be used */
 	bool wb;              /* INIT: it is in use */
 	bool no_opendir;      /* INIT: the kernel opens directories by itself (zl_opendir) */
@@ -286,13 +286,12 @@ static void zl_destroy(void *userdata)
 static void zl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct zlfs_sb *sbi = SBI(req);
+	fuse_ino_t at = virt_name(parent, name) ? VINO_DIR : parent;   /* ".zlfs": /.zlfs's */
 	struct fuse_entry_param e;
 	struct zinode *dir, *zi;
 	uint32_t ino;
 	uint8_t ft;
 	int ret;
-
-	fuse_ino_t at = virt_name(parent, name) ? VINO_DIR : parent;   /* counted as /.zlfs's */
 
 	zl_count(ZR_LOOKUP, at);
 	DOWN_REFUSE(req, at);
