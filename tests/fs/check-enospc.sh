@@ -27,54 +27,29 @@
 #   Both checkers find the image sound at the end of each part.
 #
 # Prints "check-enospc: NAME ok|FAIL ..." per check, then
-# "check-enospc: ok" (exit 0) or "check-enospc: FAIL" (exit 1).  Exit 77
+# "check-enospc: ok" (exit 0) or "check-enospc: FAIL (N failed)" (exit 1).  Exit 77
 # (skipped) without root, /dev/fuse or a needed tool.  About 2 minutes.
-set -u
-export LC_ALL=C
-export PATH=$PATH:/usr/sbin:/sbin
-B=$(readlink -f "${1:?usage: check-enospc.sh BUILD_DIR}")
-ZDEV=$B/fs/zlfs-zdev
-MKFS=$B/mkfs/mkfs.zlfs
-ZLFS=$B/fs/zlfs
-UMOUNT=$B/fs/zlfs-umount
-FSCK=$B/fsck/fsck.zlfs
+NAME=check-enospc
+# shellcheck source=tests/fs/lib.sh
+. "$(dirname "$0")/lib.sh" "$@"
+need_fuse
+need_tools fusermount3 fsck.f2fs python3 cmp df
+need_built "$ZDEV" "$MKFS" "$ZLFS" "$UMOUNT" "$FSCK"
 
-skip() { echo "check-enospc: $*, skipped"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "not root"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-for t in fusermount3 fsck.f2fs python3 cmp df; do
-	command -v $t >/dev/null || skip "$t not installed"
-done
-for f in "$ZDEV" "$MKFS" "$ZLFS" "$UMOUNT" "$FSCK"; do
-	[ -x "$f" ] || { echo "check-enospc: FAIL $f missing (build first)"; exit 1; }
-done
-
-T=$(mktemp -d /tmp/check-enospc.XXXXXX)
+tmpdir
 IMG=$T/img
 M=$T/mnt
-FAILS=0
 mkdir -p "$M"
-
-cleanup() {
-	[ -n "${LOADPID:-}" ] && kill "$LOADPID" 2>/dev/null
-	if grep -q " $M " /proc/mounts; then
-		"$UMOUNT" "$M" 2>/dev/null || fusermount3 -uz "$M" 2>/dev/null
-	fi
-	rm -rf "$T"
-}
-trap cleanup EXIT
-
-fail() { echo "check-enospc: $1 FAIL $2"; FAILS=$((FAILS + 1)); }
-pass() { echo "check-enospc: $1 ok${2:+ ($2)}"; }
+on_exit() { [ -n "${LOADPID:-}" ] && kill "$LOADPID" 2>/dev/null; }
 
 fresh() {  # MiB
 	VOL_MB=$1
 	rm -f "$IMG" "$IMG.zst"
 	"$ZDEV" create "$IMG" --size "$1M" --zone-size 16M --conv-zones 4 >/dev/null &&
-		"$MKFS" "$IMG" >/dev/null || { echo "check-enospc: FAIL mkfs"; exit 1; }
+		"$MKFS" "$IMG" >/dev/null || die mkfs
 }
-mnt() { "$ZLFS" "$IMG" "$M" "$@" || { echo "check-enospc: FAIL mount"; exit 1; }; }
-umnt() { "$UMOUNT" "$M" || { echo "check-enospc: FAIL zlfs-umount"; exit 1; }; }
+mnt() { "$ZLFS" "$IMG" "$M" "$@" || die mount; }
+umnt() { "$UMOUNT" "$M" || die zlfs-umount; }
 fscks() {  # NAME: both checkers on the unmounted image
 	local out
 	out=$("$FSCK" -f -n "$IMG" 2>&1) || { fail "$1" "fsck.zlfs: $(echo "$out" | tail -2 | tr '\n' ' ')"; return; }
@@ -300,6 +275,4 @@ if [ "$bad" = 0 ]; then pass umount-after-df "50 of 50"; else fail umount-after-
 umnt
 fscks fsck-statfs
 
-if [ "$FAILS" = 0 ]; then echo "check-enospc: ok"; exit 0; fi
-echo "check-enospc: FAIL"
-exit 1
+verdict

@@ -14,30 +14,19 @@
 #      file's ctime moved by chattr; both fsck.f2fs and fsck.zlfs find the
 #      image clean.
 # Prints "check-flags: NAME ok|FAIL ..." per check, then "check-flags: ok"
-# (exit 0) or "check-flags: N failure(s)" (exit 1).  Exit 77 (skipped)
+# (exit 0) or "check-flags: FAIL (N failed)" (exit 1).  Exit 77 (skipped)
 # without root, /dev/fuse or a tool it needs.  About 10 s.
-set -u
-export LC_ALL=C
-export PATH=$PATH:/usr/sbin:/sbin
-B=$(readlink -f "${1:?usage: check-flags.sh BUILD_DIR}")
+NAME=check-flags
+# shellcheck source=tests/fs/lib.sh
+. "$(dirname "$0")/lib.sh" "$@"
 HERE=$(cd "$(dirname "$0")" && pwd)
-skip() { echo "check-flags: $*, skipped"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "not root"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-for t in fusermount3 fsck.f2fs python3 chattr lsattr xfs_io; do
-	command -v $t >/dev/null || skip "$t not installed"
-done
+need_fuse
+need_tools fusermount3 fsck.f2fs python3 chattr lsattr xfs_io
 
-T=$(mktemp -d /dev/shm/check-flags.XXXXXX)   # /dev/shm: tmpfs, the oracle's home too
+tmpdir /dev/shm   # tmpfs, the oracle's home too
 M=$T/mnt
-FAILS=0
-cleanup() {
-	mountpoint -q "$M" && { "$B/fs/zlfs-umount" "$M" || fusermount3 -u "$M"; } 2>/dev/null
-	# the oracle's tree may still hold flags that forbid removing it
-	chattr -R -ia "$T/tmpfs" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
+# the oracle's tree may still hold flags that forbid removing it
+on_exit() { chattr -R -ia "$T/tmpfs" 2>/dev/null; }
 check() {  # NAME CONDITION-RESULT [DETAIL]
 	if [ "$2" = 0 ]; then
 		echo "check-flags: $1 ok"
@@ -51,9 +40,9 @@ mount_zlfs() {
 }
 
 "$B/fs/zlfs-zdev" create "$T/img" --size 2G --zone-size 64M --conv-zones 8 --force >/dev/null &&
-	"$B/mkfs/mkfs.zlfs" -f "$T/img" >/dev/null || { echo "check-flags: FAIL cannot make the image"; exit 1; }
+	"$B/mkfs/mkfs.zlfs" -f "$T/img" >/dev/null || die "cannot make the image"
 mkdir -p "$M" "$T/tmpfs"
-mount_zlfs || { echo "check-flags: FAIL mount"; exit 1; }
+mount_zlfs || die mount
 
 # 1. against the kernel
 mkdir "$M/ops"
@@ -104,7 +93,7 @@ out=$(fsck.f2fs --dry-run "$T/img" 2>&1)
 check "fsck.f2fs" $? "$(echo "$out" | tail -5)"
 out=$("$B/fsck/fsck.zlfs" -f -n "$T/img" 2>&1)
 check "fsck.zlfs" $? "$(echo "$out" | tail -5)"
-mount_zlfs || { echo "check-flags: FAIL remount"; exit 1; }
+mount_zlfs || die remount
 after="$(lsattr -d "$M/f" "$M/inh" "$M/inh/sub" "$M/inh/file")"
 check "the flags after a remount" $([ "$before" = "$after" ] && echo 0 || echo 1) "$before / $after"
 ct2=$(stat -c %Z "$M/f")
@@ -118,5 +107,4 @@ check "everything removable once the flags are cleared" $([ -z "$(ls -A "$M")" ]
 	"$(ls -A "$M")"
 "$B/fs/zlfs-umount" "$M" || check "unmount" 1
 
-[ "$FAILS" = 0 ] && echo "check-flags: ok" || echo "check-flags: $FAILS failure(s)"
-[ "$FAILS" = 0 ]
+verdict

@@ -23,37 +23,19 @@
 #      8); SIGINT while waiting exits 32 (cancelled).
 # Prints "check-fsck: NAME ok|FAIL" lines and "check-fsck: ok" at the end
 # (exit 0) or exits 1.  Exit 77 without root, /dev/fuse or fsck(8).
-set -u
-export LC_ALL=C
-export PATH=$PATH:/usr/sbin:/sbin
-B=$(readlink -f "${1:?usage: check-fsck.sh BUILD_DIR}")
-ZDEV=$B/fs/zlfs-zdev
-MKFS=$B/mkfs/mkfs.zlfs
-ZLFS=$B/fs/zlfs
-UMOUNT=$B/fs/zlfs-umount
-FSCK=$B/fsck/fsck.zlfs
-
-skip() { echo "check-fsck: $*, skipped"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "not root"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
+NAME=check-fsck
+# shellcheck source=tests/fs/lib.sh
+. "$(dirname "$0")/lib.sh" "$@"
+need_fuse
 command -v fsck >/dev/null || skip "no fsck(8)"
 command -v script >/dev/null || skip "no script(1)"
 
-T=$(mktemp -d /tmp/check-fsck.XXXXXX)
+tmpdir
 MNT=$T/mnt
 mkdir -p "$MNT" "$T/bin"
-FAILS=0
 holder=
-cleanup() {
-	# section 7's lock holder (flock and its sleep), if a failure left it
-	[ -n "$holder" ] && kill $(pgrep -P "$holder") "$holder" 2>/dev/null
-	mountpoint -q "$MNT" && "$UMOUNT" "$MNT" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
-res() {  # NAME RC [why]
-	if [ "$2" = 0 ]; then echo "check-fsck: $1 ok"; else echo "check-fsck: $1 FAIL ${3:-}"; FAILS=$((FAILS + 1)); fi
-}
+# section 7's lock holder (flock and its sleep), if a failure left it
+on_exit() { [ -n "$holder" ] && kill $(pgrep -P "$holder") "$holder" 2>/dev/null; }
 
 IMG=$T/img
 "$ZDEV" create "$IMG" --size 1G --zone-size 16M --conv-zones 4 --force >/dev/null
@@ -202,5 +184,4 @@ rc=0; wait $fpid || rc=$?
 res "SIGINT while waiting: cancelled (exit $rc)" $? "$(cat "$T/err")"
 kill $(pgrep -P $holder) $holder 2>/dev/null; wait $holder 2>/dev/null
 
-[ "$FAILS" = 0 ] && echo "check-fsck: ok" && exit 0
-exit 1
+verdict

@@ -35,27 +35,19 @@
 # Ends with "check-kill: ok (N iterations, M promised files checked)" (exit
 # 0) or "check-kill: FAIL ..." (exit 1).  Exit 77 without root, /dev/fuse,
 # fusermount3 or fsck.f2fs.  About 2 minutes on 2 cores.
-set -u
-export LC_ALL=C
-export PATH=$PATH:/usr/sbin:/sbin
-B=$(readlink -f "${1:?usage: check-kill.sh BUILD_DIR}")
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
+NAME=check-kill
+# shellcheck source=tests/fs/lib.sh
+. "$(dirname "$0")/lib.sh" "$@"
 SEED=${ZLFS_KILL_SEED:-20261201}
 ITERS=${ZLFS_KILL_ITERS:-50}
 XOPTS=${ZLFS_KILL_OPTS:-}
 START=$(date +%s)
 
-skip() { echo "check-kill: $*, skipped"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "not root"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-for t in fusermount3 fsck.f2fs mountpoint pgrep; do
-	command -v $t >/dev/null || skip "$t not installed"
-done
-for f in "$B/fs/zlfs" "$B/fs/zlfs-zdev" "$B/mkfs/mkfs.zlfs"; do
-	[ -x "$f" ] || { echo "check-kill: FAIL $f missing (build first)"; exit 1; }
-done
+need_fuse
+need_tools fusermount3 fsck.f2fs mountpoint pgrep
+need_built "$ZLFS" "$ZDEV" "$MKFS"
 
-T=$(mktemp -d /dev/shm/check-kill.XXXXXX 2>/dev/null || mktemp -d /tmp/check-kill.XXXXXX)
+tmpdir /dev/shm 2>/dev/null || tmpdir
 IMG=$T/d.img
 M=$T/mnt
 LOG=$T/zlfs.log          # the daemon's messages (it detaches: little)
@@ -72,42 +64,16 @@ done
 if [ -z "$KL" ]; then
 	KL=$T/killload
 	cc -std=gnu11 -O2 -Wall -Wextra -Werror -o "$KL" "$SRC/tests/fs/killload.c" 2>"$T/cc.log" ||
-		{ cat "$T/cc.log"; echo "check-kill: FAIL cannot build killload"; exit 1; }
+		{ cat "$T/cc.log"; die "cannot build killload"; }
 fi
 
-# Our daemons (by the image argument), not zombies: pids, one a line.
-daemons() {
-	local p img st
-	for p in $(pgrep -x zlfs); do
-		img=$({ tr '\0' '\n' <"/proc/$p/cmdline"; } 2>/dev/null | sed -n 2p)
-		[ "$img" = "$IMG" ] || continue
-		st=$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)
-		[ -n "$st" ] && [ "$st" != Z ] && echo "$p"
-	done
-}
-
-cleanup() {
-	local p
+on_exit() {
 	[ -n "$KL_PID" ] && kill "$KL_PID" 2>/dev/null
-	if mountpoint -q "$M"; then
-		fusermount3 -u "$M" 2>/dev/null || fusermount3 -uz "$M" 2>/dev/null
-	fi
-	for _ in $(seq 100); do
-		[ -z "$(daemons)" ] && break
-		sleep 0.1
-	done
-	for p in $(daemons); do   # ours, stuck
-		kill -9 "$p" 2>/dev/null
-	done
-	fusermount3 -uz "$M" 2>/dev/null
 	if [ "${ZLFS_KILL_KEEP:-0}" = 1 ] && [ "$FAILED" = 1 ]; then
-		echo "check-kill: kept $T (image d.img as the failure left it, ops.log, zlfs.log, killload.err, fsck.out)"
-	else
-		rm -rf "$T"
+		echo "check-kill: keeping the image d.img as the failure left it, ops.log, zlfs.log, killload.err, fsck.out"
+		KEEP=1
 	fi
 }
-trap cleanup EXIT
-trap 'exit 1' INT TERM
 
 IT=0
 OPTS=

@@ -18,32 +18,29 @@
 #      mount options, libfuse's "-o name" lines too) is the head of a tagged
 #      paragraph (.TP) of its page: not only mentioned somewhere.
 # Prints "check-man: NAME ok|FAIL ..." lines and "check-man: ok" at the end
-# (exit 0), or "check-man: FAIL (N problems)" (exit 1).  Needs no root.
-set -u
-export LC_ALL=C
-B=$(readlink -f "${1:?usage: check-man.sh BUILD_DIR}")
-FAILS=0
+# (exit 0), or "check-man: FAIL (N failed)" (exit 1).  Needs no root.
+NAME=check-man
+# shellcheck source=tests/fs/lib.sh
+. "$(dirname "$0")/lib.sh" "$@"
 bad() { echo "check-man: $* FAIL"; FAILS=$((FAILS + 1)); }
 good() { echo "check-man: $* ok"; }
 
 for t in mandoc groff man perl meson; do
-	command -v "$t" >/dev/null || { echo "check-man: FAIL (no $t: scripts/deps installs it)"; exit 1; }
+	command -v "$t" >/dev/null || die "(no $t: scripts/deps installs it)"
 done
-T=$(mktemp -d /tmp/check-man.XXXXXX)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+tmpdir
 
 VERSION=$(meson introspect --projectinfo "$B" | perl -ne 'print $1 if /"version":\s*"([^"]*)"/')
-[ -n "$VERSION" ] || { echo "check-man: FAIL (no project version from meson introspect)"; exit 1; }
+[ -n "$VERSION" ] || die "(no project version from meson introspect)"
 
 # ---- 1. installed ------------------------------------------------------------
 DEST=$T/dest
 if ! meson install -C "$B" --destdir "$DEST" --no-rebuild --quiet >"$T/install.log" 2>&1; then
 	cat "$T/install.log"
-	echo "check-man: FAIL (meson install --destdir)"
-	exit 1
+	die "(meson install --destdir)"
 fi
 MAN8=$(find "$DEST" -type d -path '*/share/man/man8' | head -1)
-[ -n "$MAN8" ] || { echo "check-man: FAIL (no share/man/man8 in the install)"; exit 1; }
+[ -n "$MAN8" ] || die "(no share/man/man8 in the install)"
 # the programs, under the names they are installed as: NAME PATH (links resolved in DEST)
 mkdir -p "$T/run"
 : >"$T/progs"
@@ -61,7 +58,7 @@ while IFS= read -r f; do
 	ln -sf "$target" "$T/run/$name"   # run by its own name (fsck.fuse.zlfs, umount.fuse.zlfs)
 	echo "$name" >>"$T/progs"
 done < <(find "$DEST" \( -type f -o -type l \) \( -path '*/bin/*' -o -path '*/sbin/*' \) | sort)
-[ -s "$T/progs" ] || { echo "check-man: FAIL (no programs installed)"; exit 1; }
+[ -s "$T/progs" ] || die "(no programs installed)"
 for name in $(cat "$T/progs"); do
 	if [ -e "$MAN8/$name.8" ]; then
 		good "installed $name.8"
@@ -109,7 +106,6 @@ done
 # ---- 3b. the programs built but not installed ------------------------------------
 # Executables whose meson.build is not under tests/; those not installed
 # (the installed ones were run above under their installed names).
-SRC=$(cd "$(dirname "$0")/../.." && pwd -P)
 meson introspect --targets "$B" | SRC=$SRC perl -MJSON::PP -e '
 	local $/; my $t = decode_json(<STDIN>);
 	for (@$t) {
@@ -196,9 +192,4 @@ for name in $(cat "$T/progs"); do
 	fi
 done
 
-if [ "$FAILS" = 0 ]; then
-	echo "check-man: ok"
-	exit 0
-fi
-echo "check-man: FAIL ($FAILS problems)"
-exit 1
+verdict

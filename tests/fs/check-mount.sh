@@ -31,68 +31,30 @@
 # CHECK_MOUNT_SECTIONS picks parts (default "fsops gc posix enospc sload");
 # CHECK_MOUNT_KEEP=1 keeps the images and reference trees of a failed run.
 # About 2 minutes on 2 cores.
-set -u
-export LC_ALL=C
-export PATH=$PATH:/usr/sbin:/sbin
-B=$(readlink -f "${1:?usage: check-mount.sh BUILD_DIR}")
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
-ZDEV=$B/fs/zlfs-zdev
-MKFS=$B/mkfs/mkfs.zlfs
-ZLFS=$B/fs/zlfs
-FSCK=$B/fsck/fsck.zlfs
+NAME=check-mount
+# shellcheck source=tests/fs/lib.sh
+. "$(dirname "$0")/lib.sh" "$@"
 NOPS=${FSOPS_OPS:-10000}
 SECTIONS=" ${CHECK_MOUNT_SECTIONS:-fsops gc posix enospc sload} "
 want() { [[ $SECTIONS == *" $1 "* ]]; }
 START=$(date +%s)
 
-skip() { echo "check-mount: $*, skipped"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "not root"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-for t in fusermount3 fsck.f2fs dump.f2fs mkfs.f2fs sload.f2fs perl mountpoint; do
-	command -v $t >/dev/null || skip "$t not installed"
-done
-for f in "$ZDEV" "$MKFS" "$ZLFS" "$FSCK"; do
-	[ -x "$f" ] || { echo "check-mount: $f missing (build first)"; exit 1; }
-done
+need_fuse
+need_tools fusermount3 fsck.f2fs dump.f2fs mkfs.f2fs sload.f2fs perl mountpoint
+need_built "$ZDEV" "$MKFS" "$ZLFS" "$FSCK"
 
-T=$(mktemp -d /tmp/check-mount.XXXXXX)
+tmpdir
 REF=$(mktemp -d /dev/shm/check-mount-ref.XXXXXX)
-FAILS=0
 NCHECKS=0
 
-# Every zlfs daemon serving an image of ours (by the image argument), not
-# zombies: the pids, one a line.
-daemons() {
-	local p img
-	for p in $(pgrep -x zlfs); do
-		img=$({ tr '\0' '\n' <"/proc/$p/cmdline"; } 2>/dev/null | sed -n 2p)
-		case $img in "$T"/*) ;; *) continue ;; esac
-		[ -n "${1:-}" ] && [ "${img%%\?*}" != "$1" ] && continue
-		[ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" = Z ] && continue
-		echo "$p"
-	done
-}
-
-cleanup() {
-	local m p
-	for m in $(awk -v t="$T/" 'index($2, t) == 1 {print $2}' /proc/mounts); do
-		fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m" 2>/dev/null
-	done
-	for _ in $(seq 100); do
-		[ -z "$(daemons)" ] && break
-		sleep 0.1
-	done
-	for p in $(daemons); do   # ours (started by this script), stuck
-		kill -9 "$p" 2>/dev/null
-	done
+on_exit() {
 	if [ "${CHECK_MOUNT_KEEP:-0}" = 1 ] && [ "$FAILS" != 0 ]; then
-		echo "check-mount: kept $T and $REF"
+		echo "check-mount: kept $REF"
+		KEEP=1
 	else
-		rm -rf "$T" "$REF"
+		rm -rf "$REF"
 	fi
 }
-trap cleanup EXIT
-trap 'exit 1' INT TERM
 
 ok() { NCHECKS=$((NCHECKS + 1)); echo "check-mount: $1 ok${2:+ ($2)}"; }
 bad() { NCHECKS=$((NCHECKS + 1)); FAILS=$((FAILS + 1)); echo "check-mount: $1 FAIL $2"; }

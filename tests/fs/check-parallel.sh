@@ -15,25 +15,21 @@
 # same check again.  Run once with the default cache and once with
 # cache_mb=8, with the daemon of BUILD_DIR (scripts/test also runs it with
 # the AddressSanitizer build).  Needs root, /dev/fuse, fsck.f2fs, python3.
-set -u
-B=${1:?usage: check-parallel.sh BUILD_DIR}
-B=$(cd "$B" && pwd)
+NAME=check-parallel
+# shellcheck source=tests/fs/lib.sh
+. "$(dirname "$0")/lib.sh" "$@"
 SECS=${ZLFS_PARALLEL_SECS:-20}
-for t in fusermount3 fsck.f2fs python3; do
-	command -v $t >/dev/null || { echo "check-parallel: $t missing"; exit 77; }
-done
-[ -e /dev/fuse ] || { echo "check-parallel: no /dev/fuse"; exit 77; }
-DIR=$(mktemp -d /dev/shm/zlfs-par.XXXXXX)
+need_fuse
+need_tools fusermount3 fsck.f2fs python3
+tmpdir /dev/shm
+DIR=$T
 MNT=$DIR/mnt
 mkdir -p "$MNT"
 PID=
-cleanup() {
-	mountpoint -q "$MNT" && { "$B/fs/zlfs-umount" "$MNT" || fusermount3 -u "$MNT"; } 2>/dev/null
+on_exit() {
+	mountpoint -q "$MNT" && { "$UMOUNT" "$MNT" || fusermount3 -u "$MNT"; } 2>/dev/null
 	[ -n "$PID" ] && kill "$PID" 2>/dev/null
-	rm -rf "$DIR"
 }
-trap cleanup EXIT
-FAILS=0
 fail() { echo "check-parallel: FAIL $*"; FAILS=$((FAILS + 1)); }
 
 mount_zlfs() {  # OPTS
@@ -269,5 +265,4 @@ for opts in "" "cache_mb=8"; do
 	fi
 	: >"$DIR/zlfs.log"
 done
-[ "$FAILS" = 0 ] && echo "check-parallel: ok" || echo "check-parallel: $FAILS failure(s)"
-[ "$FAILS" = 0 ]
+verdict

@@ -17,46 +17,21 @@
 # Nothing waits for a time: every step waits for its command.
 #
 # Prints "check-quick: NAME ok|FAIL ..." per step, then "check-quick: ok"
-# (exit 0) or "check-quick: FAIL" (exit 1).  Exit 77 (skipped) without
+# (exit 0) or "check-quick: FAIL (N failed)" (exit 1).  Exit 77 (skipped) without
 # root, /dev/fuse, fusermount3 or fsck.f2fs.  A few seconds.
-set -u
-export LC_ALL=C
-export PATH=$PATH:/usr/sbin:/sbin
-B=$(readlink -f "${1:?usage: check-quick.sh BUILD_DIR}")
-ZDEV=$B/fs/zlfs-zdev
-MKFS=$B/mkfs/mkfs.zlfs
-ZLFS=$B/fs/zlfs
-UMOUNT=$B/fs/zlfs-umount
-FSCK=$B/fsck/fsck.zlfs
+NAME=check-quick
+# shellcheck source=tests/fs/lib.sh
+. "$(dirname "$0")/lib.sh" "$@"
+need_fuse
+need_tools fusermount3 fsck.f2fs cmp
+need_built "$ZDEV" "$MKFS" "$ZLFS" "$UMOUNT" "$FSCK"
 
-skip() { echo "check-quick: $*, skipped"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "not root"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-for t in fusermount3 fsck.f2fs cmp; do
-	command -v $t >/dev/null || skip "$t not installed"
-done
-for f in "$ZDEV" "$MKFS" "$ZLFS" "$UMOUNT" "$FSCK"; do
-	[ -x "$f" ] || { echo "check-quick: FAIL $f missing (build first)"; exit 1; }
-done
-
-T=$(mktemp -d /tmp/check-quick.XXXXXX)
+tmpdir
 IMG=$T/img
 M=$T/mnt
 REF=$T/ref     # what the mount should hold, kept outside it
-FAILS=0
 mkdir -p "$M" "$REF"
 
-cleanup() {
-	if grep -q " $M " /proc/mounts; then
-		"$UMOUNT" "$M" 2>/dev/null || fusermount3 -uz "$M" 2>/dev/null
-	fi
-	rm -rf "$T"
-}
-trap cleanup EXIT
-
-fail() { echo "check-quick: $1 FAIL $2"; FAILS=$((FAILS + 1)); }
-pass() { echo "check-quick: $1 ok"; }
-die() { echo "check-quick: FAIL $*"; exit 1; }
 mnt() { "$ZLFS" "$IMG" "$M" || die "mount"; }
 umnt() { "$UMOUNT" "$M" || die "zlfs-umount"; }
 
@@ -117,6 +92,4 @@ umnt
 if out=$("$FSCK" -f -n "$IMG" 2>&1); then pass fsck.zlfs; else fail fsck.zlfs "$(echo "$out" | tail -3 | tr '\n' ' ')"; fi
 if out=$(fsck.f2fs --dry-run "$IMG" 2>&1); then pass fsck.f2fs; else fail fsck.f2fs "$(echo "$out" | tail -3 | tr '\n' ' ')"; fi
 
-if [ "$FAILS" = 0 ]; then echo "check-quick: ok"; exit 0; fi
-echo "check-quick: FAIL"
-exit 1
+verdict

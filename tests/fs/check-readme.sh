@@ -18,38 +18,18 @@
 #      file or directory of the checkout (an #anchor after it is ignored).
 # Mounts left by a failed block are unmounted at exit.  Prints
 # "check-readme: NAME ok|FAIL ..." lines, then "check-readme: ok" (exit 0)
-# or "check-readme: FAIL (N problems)" (exit 1).  Exit 77 (skipped)
+# or "check-readme: FAIL (N failed)" (exit 1).  Exit 77 (skipped)
 # without root, /dev/fuse, fusermount3 or fsck.f2fs.  About 10 s.
-set -u
-export LC_ALL=C
-export PATH=$PATH:/usr/sbin:/sbin
-B=$(readlink -f "${1:?usage: check-readme.sh BUILD_DIR}")
-SRC=$(cd "$(dirname "$0")/../.." && pwd -P)
+NAME=check-readme
+# shellcheck source=tests/fs/lib.sh
+. "$(dirname "$0")/lib.sh" "$@"
 README=${CHECK_README:-$SRC/README.md}   # another file: to see the check fail
 
-skip() { echo "check-readme: $*, skipped"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "not root"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-for t in fusermount3 fsck.f2fs perl; do
-	command -v $t >/dev/null || skip "$t not installed"
-done
-for f in fs/zlfs fs/zlfs-umount fs/zlfs-zdev mkfs/mkfs.zlfs fsck/fsck.zlfs; do
-	[ -x "$B/$f" ] || { echo "check-readme: FAIL $B/$f missing (build first)"; exit 1; }
-done
+need_fuse
+need_tools fusermount3 fsck.f2fs perl
+need_built "$ZLFS" "$UMOUNT" "$ZDEV" "$MKFS" "$FSCK"
 
-T=$(mktemp -d /tmp/check-readme.XXXXXX)
-FAILS=0
-fail() { echo "check-readme: $1 FAIL $2"; FAILS=$((FAILS + 1)); }
-pass() { echo "check-readme: $1 ok"; }
-cleanup() {
-	# A block that failed between its mount and its unmount leaves a mount.
-	local m
-	for m in $(awk -v t="$T/" 'index($2, t) == 1 { print $2 }' /proc/mounts); do
-		"$B/fs/zlfs-umount" "$m" 2>/dev/null || fusermount3 -uz "$m" 2>/dev/null
-	done
-	[ -n "${KEEP:-}" ] || rm -rf "$T"
-}
-trap cleanup EXIT
+tmpdir
 
 # ---- the blocks ------------------------------------------------------------
 # Split README's ```sh blocks into $T/blocks/NN.sh (run) and NN.norun.
@@ -71,7 +51,7 @@ perl -e '
 		}
 	}
 	die "README: a ```sh block is not closed\n" if $in;
-' "$T/blocks" "$README" || { echo "check-readme: FAIL (cannot split README.md)"; exit 1; }
+' "$T/blocks" "$README" || die "(cannot split README.md)"
 
 nrun=$(ls "$T/blocks" | grep -c '\.sh$')
 nnorun=$(ls "$T/blocks" | grep -c '\.norun$')
@@ -140,9 +120,4 @@ for md in "$README" "$SRC"/docs/*.md "$SRC"/bench/results/*.md; do
 done
 echo "check-readme: $nlinks relative links looked at"
 
-if [ "$FAILS" = 0 ]; then
-	echo "check-readme: ok"
-	exit 0
-fi
-echo "check-readme: FAIL ($FAILS problems)"
-exit 1
+verdict

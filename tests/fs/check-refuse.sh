@@ -18,60 +18,42 @@
 #      accepted and ignored: the mount works.
 #
 # Prints "check-refuse: NAME ok|FAIL ..." per check, then "check-refuse: ok"
-# (exit 0) or "check-refuse: FAIL" (exit 1).  Exit 77 (skipped) without
+# (exit 0) or "check-refuse: FAIL (N failed)" (exit 1).  Exit 77 (skipped) without
 # root, /dev/fuse or a needed tool.  A few seconds.
-set -u
-export LC_ALL=C
-export PATH=$PATH:/usr/sbin:/sbin
-B=$(readlink -f "${1:?usage: check-refuse.sh BUILD_DIR}")
-ZDEV=$B/fs/zlfs-zdev
-MKFS=$B/mkfs/mkfs.zlfs
-ZLFS=$B/fs/zlfs
-UMOUNT=$B/fs/zlfs-umount
+NAME=check-refuse
+# shellcheck source=tests/fs/lib.sh
+. "$(dirname "$0")/lib.sh" "$@"
+need_fuse
+need_tools fusermount3 dump.f2fs sha256sum
+need_built "$ZDEV" "$MKFS" "$ZLFS" "$UMOUNT"
 
-skip() { echo "check-refuse: $*, skipped"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "not root"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-for t in fusermount3 dump.f2fs sha256sum; do
-	command -v $t >/dev/null || skip "$t not installed"
-done
-for f in "$ZDEV" "$MKFS" "$ZLFS" "$UMOUNT"; do
-	[ -x "$f" ] || { echo "check-refuse: FAIL $f missing (build first)"; exit 1; }
-done
-
-T=$(mktemp -d /tmp/check-refuse.XXXXXX)
+tmpdir
 IMG=$T/img
 M=$T/mnt
-FAILS=0
 mkdir -p "$M"
 
 # Whatever got mounted under $T: a mount point that was a file was mounted over too.
 mounts() { awk -v t="$T/" 'index($2, t) == 1 { print $2 }' /proc/mounts; }
-cleanup() {
+on_exit() {
 	local p
 	for p in $(mounts); do
 		"$UMOUNT" -f "$p" >/dev/null 2>&1 || fusermount3 -uz "$p" 2>/dev/null
 	done
-	rm -rf "$T"
 }
-trap cleanup EXIT
-
-fail() { echo "check-refuse: $1 FAIL $2"; FAILS=$((FAILS + 1)); }
-pass() { echo "check-refuse: $1 ok"; }
 mounted() { [ -n "$(mounts)" ]; }
 img_sum() { cat "$IMG" "$IMG.zst" 2>/dev/null | sha256sum | cut -d' ' -f1; }
 
 "$ZDEV" create "$T/pristine" --size 256M --zone-size 8M --conv-zones 4 >/dev/null &&
-	"$MKFS" "$T/pristine" >/dev/null || { echo "check-refuse: FAIL mkfs"; exit 1; }
+	"$MKFS" "$T/pristine" >/dev/null || die "mkfs"
 fresh() {
 	cp --sparse=always "$T/pristine" "$IMG" && cp "$T/pristine.zst" "$IMG.zst" ||
-		{ echo "check-refuse: FAIL copy"; exit 1; }
+		die "copy"
 }
 # The root inode's block (dump.f2fs -n writes ./dump_nat: "nid: 3 ino: 3 ... blkaddr: N").
 ROOT_BLK=$(cd "$T" && dump.f2fs -n 3~4 pristine >/dev/null 2>&1 &&
 	awk '$1 == "nid:" && $2 == 3 { print $8 }' dump_nat)
 case "$ROOT_BLK" in
-''|*[!0-9]*|0) echo "check-refuse: FAIL cannot find the root inode's block (dump.f2fs -n)"; exit 1 ;;
+''|*[!0-9]*|0) die "cannot find the root inode's block (dump.f2fs -n)" ;;
 esac
 
 # run NAME WANT_STATUS PATTERN ARGS...: zlfs ARGS must exit WANT_STATUS, say
@@ -156,9 +138,4 @@ else
 	fail "generic mount options" "$out"
 fi
 
-if [ $FAILS -eq 0 ]; then
-	echo "check-refuse: ok"
-	exit 0
-fi
-echo "check-refuse: FAIL ($FAILS)"
-exit 1
+verdict

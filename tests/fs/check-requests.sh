@@ -28,52 +28,27 @@
 # times: a real regression fails all of them.
 #
 # Prints "check-requests: NAME ok|FAIL ..." per check, then
-# "check-requests: ok" (exit 0) or "check-requests: FAIL reason" (exit 1).
+# "check-requests: ok" (exit 0) or "check-requests: FAIL (N failed)" (exit 1).
 # Exit 77 (skipped) without root, /dev/fuse, fusermount3 or python3.
 # About 30 s.
-set -u
-export LC_ALL=C
-B=$(readlink -f "${1:?usage: check-requests.sh BUILD_DIR}")
-ZDEV=$B/fs/zlfs-zdev
-MKFS=$B/mkfs/mkfs.zlfs
-ZLFS=$B/fs/zlfs
+NAME=check-requests
+# shellcheck source=tests/fs/lib.sh
+. "$(dirname "$0")/lib.sh" "$@"
+need_fuse
+need_tools fusermount3 python3 mountpoint
+need_built "$ZDEV" "$MKFS" "$ZLFS"
 
-skip() { echo "check-requests: $*, skipped"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "not root"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-for t in fusermount3 python3 mountpoint; do
-	command -v $t >/dev/null || skip "$t not installed"
-done
-for f in "$ZDEV" "$MKFS" "$ZLFS"; do
-	[ -x "$f" ] || { echo "check-requests: FAIL $f missing (build first)"; exit 1; }
-done
-
-T=$(mktemp -d /tmp/check-requests.XXXXXX)
+tmpdir
 IMG=$T/img
 M=$T/mnt
-FAILS=0
 ZD=
-
-cleanup() {
-	[ -n "$ZD" ] && eval "exec $ZD<&-"
-	if mountpoint -q "$M" 2>/dev/null; then
-		fusermount3 -u "$M" 2>/dev/null || fusermount3 -uz "$M" 2>/dev/null
-	fi
-	local p
-	for p in $(pgrep -x zlfs); do   # ours: serving $IMG
-		[ "$({ tr '\0' '\n' <"/proc/$p/cmdline"; } 2>/dev/null | sed -n 2p)" = "$IMG" ] || continue
-		for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-		kill -9 "$p" 2>/dev/null
-	done
-	rm -rf "$T"
-}
-trap cleanup EXIT
+on_exit() { [ -n "$ZD" ] && eval "exec $ZD<&-"; }
 
 mkdir -p "$M"
 "$ZDEV" create "$IMG" --size 1G --zone-size 16M --conv-zones 4 >/dev/null &&
-	"$MKFS" "$IMG" >/dev/null || { echo "check-requests: FAIL create/mkfs"; exit 1; }
-"$ZLFS" "$IMG" "$M" >"$T/zlfs.log" 2>&1 || { cat "$T/zlfs.log"; echo "check-requests: FAIL mount"; exit 1; }
-mountpoint -q "$M" || { echo "check-requests: FAIL $M is not mounted"; exit 1; }
+	"$MKFS" "$IMG" >/dev/null || die "create/mkfs"
+"$ZLFS" "$IMG" "$M" >"$T/zlfs.log" 2>&1 || { cat "$T/zlfs.log"; die "mount"; }
+mountpoint -q "$M" || die "$M is not mounted"
 # every check works in its own directory under $W; made now, so the root
 # does not change (and need no GETATTR) later
 W=$M/w
@@ -322,10 +297,5 @@ check "a directory renamed to another parent lists it as .." t_rename_dotdot
 
 exec {ZD}<&-
 ZD=
-fusermount3 -u "$M" || { echo "check-requests: FAIL unmount"; exit 1; }
-if [ "$FAILS" = 0 ]; then
-	echo "check-requests: ok"
-	exit 0
-fi
-echo "check-requests: FAIL $FAILS check(s) failed"
-exit 1
+fusermount3 -u "$M" || die "unmount"
+verdict

@@ -22,39 +22,25 @@
 #      and writes nothing; the next read-write mount then rolls it forward.
 #
 # Prints "check-ro: NAME ok|FAIL ..." per check, then "check-ro: ok" (exit
-# 0) or "check-ro: FAIL" (exit 1).  Exit 77 (skipped) without root,
+# 0) or "check-ro: FAIL (N failed)" (exit 1).  Exit 77 (skipped) without root,
 # /dev/fuse or a needed tool.  About 15 s.
-set -u
-export LC_ALL=C
-export PATH=$PATH:/usr/sbin:/sbin
-B=$(readlink -f "${1:?usage: check-ro.sh BUILD_DIR}")
-ZDEV=$B/fs/zlfs-zdev
-MKFS=$B/mkfs/mkfs.zlfs
-ZLFS=$B/fs/zlfs
-UMOUNT=$B/fs/zlfs-umount
-FSCK=$B/fsck/fsck.zlfs
+NAME=check-ro
+# shellcheck source=tests/fs/lib.sh
+. "$(dirname "$0")/lib.sh" "$@"
+need_fuse
+need_tools fusermount3 setpriv chattr losetup blockdev python3 flock
+need_built "$ZDEV" "$MKFS" "$ZLFS" "$UMOUNT" "$FSCK"
 
-skip() { echo "check-ro: $*, skipped"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "not root"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-for t in fusermount3 setpriv chattr losetup blockdev python3 flock; do
-	command -v $t >/dev/null || skip "$t not installed"
-done
-for f in "$ZDEV" "$MKFS" "$ZLFS" "$UMOUNT" "$FSCK"; do
-	[ -x "$f" ] || { echo "check-ro: FAIL $f missing (build first)"; exit 1; }
-done
-
-T=$(mktemp -d /tmp/check-ro.XXXXXX)
+tmpdir
 chmod 755 "$T"      # the user of a. reaches the image and the mount point
 M=$T/mnt
 REF=$T/ref
 LOOP=
-FAILS=0
 USR=65534           # nobody
 AS_USER=(setpriv --reuid=$USR --regid=$USR --clear-groups)
 mkdir -p "$M" "$T/mnt2"
 
-cleanup() {
+on_exit() {
 	for m in "$M" "$T/mnt2"; do
 		if grep -q " $m " /proc/mounts; then
 			"$UMOUNT" "$m" 2>/dev/null || fusermount3 -uz "$m" 2>/dev/null || umount -l "$m"
@@ -62,13 +48,7 @@ cleanup() {
 	done
 	chattr -i "$T"/img* 2>/dev/null
 	[ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null
-	rm -rf "$T"
 }
-trap cleanup EXIT
-
-fail() { echo "check-ro: $1 FAIL $2"; FAILS=$((FAILS + 1)); }
-pass() { echo "check-ro: $1 ok"; }
-die() { echo "check-ro: FAIL $*"; exit 1; }
 
 # The reference tree, on the host's filesystem: copied in with cp -a.
 mkdir -p "$REF/dir/sub"
@@ -362,9 +342,4 @@ else
 	fi
 fi
 
-if [ "$FAILS" = 0 ]; then
-	echo "check-ro: ok"
-	exit 0
-fi
-echo "check-ro: FAIL"
-exit 1
+verdict

@@ -22,53 +22,28 @@
 #      the end and -l under a block are refused, and the volume is sound.
 #
 # Prints "check-shutdown: NAME ok|FAIL ..." per check, then
-# "check-shutdown: ok" (exit 0) or "check-shutdown: FAIL" (exit 1).  Exit 77
+# "check-shutdown: ok" (exit 0) or "check-shutdown: FAIL (N failed)" (exit 1).  Exit 77
 # (skipped) without root, /dev/fuse or a needed tool.  About 20 s.
-set -u
-export LC_ALL=C
-export PATH=$PATH:/usr/sbin:/sbin
-B=$(readlink -f "${1:?usage: check-shutdown.sh BUILD_DIR}")
-ZDEV=$B/fs/zlfs-zdev
-MKFS=$B/mkfs/mkfs.zlfs
-ZLFS=$B/fs/zlfs
-UMOUNT=$B/fs/zlfs-umount
-FSCK=$B/fsck/fsck.zlfs
+NAME=check-shutdown
+# shellcheck source=tests/fs/lib.sh
+. "$(dirname "$0")/lib.sh" "$@"
+need_fuse
+need_tools fusermount3 fsck.f2fs xfs_io fstrim setpriv sha256sum
+need_built "$ZDEV" "$MKFS" "$ZLFS" "$UMOUNT" "$FSCK"
 
-skip() { echo "check-shutdown: $*, skipped"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "not root"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-for t in fusermount3 fsck.f2fs xfs_io fstrim setpriv sha256sum; do
-	command -v $t >/dev/null || skip "$t not installed"
-done
-for f in "$ZDEV" "$MKFS" "$ZLFS" "$UMOUNT" "$FSCK"; do
-	[ -x "$f" ] || { echo "check-shutdown: FAIL $f missing (build first)"; exit 1; }
-done
-
-T=$(mktemp -d /tmp/check-shutdown.XXXXXX)
+tmpdir
 chmod 755 "$T"   # the mount point is reached by another user in 3
 IMG=$T/img
 M=$T/mnt
-FAILS=0
 mkdir -p "$M"
-
-cleanup() {
-	if grep -q " $M " /proc/mounts; then
-		"$UMOUNT" "$M" 2>/dev/null || fusermount3 -uz "$M" 2>/dev/null
-	fi
-	rm -rf "$T"
-}
-trap cleanup EXIT
-
-fail() { echo "check-shutdown: $1 FAIL $2"; FAILS=$((FAILS + 1)); }
-pass() { echo "check-shutdown: $1 ok"; }
 
 fresh() {
 	rm -f "$IMG" "$IMG.zst"
 	"$ZDEV" create "$IMG" --size 1G --zone-size 32M --conv-zones 4 >/dev/null &&
-		"$MKFS" "$IMG" >/dev/null || { echo "check-shutdown: FAIL mkfs"; exit 1; }
+		"$MKFS" "$IMG" >/dev/null || die "mkfs"
 }
-mnt() { "$ZLFS" "$IMG" "$M" -o allow_other "$@" || { echo "check-shutdown: FAIL mount"; exit 1; }; }
-umnt() { "$UMOUNT" "$M" || { echo "check-shutdown: FAIL zlfs-umount"; exit 1; }; }
+mnt() { "$ZLFS" "$IMG" "$M" -o allow_other "$@" || die "mount"; }
+umnt() { "$UMOUNT" "$M" || die "zlfs-umount"; }
 # Both checkers on the unmounted image; a message naming what they said.
 fscks() {
 	local out
@@ -109,7 +84,7 @@ else
 	else
 		# the mount that rolls the chain forward says so in syslog, not on
 		# the terminal of whoever mounts (xfstests compares that output)
-		said=$("$ZLFS" "$IMG" "$M" -o allow_other 2>&1) || { echo "check-shutdown: FAIL mount"; exit 1; }
+		said=$("$ZLFS" "$IMG" "$M" -o allow_other 2>&1) || die "mount"
 		if [ -n "$said" ]; then
 			fail "shutdown (no sync)" "(the remount printed: $said)"
 		elif ! cmp -s "$T/a.ref" "$M/a" || ! cmp -s "$T/b.ref" "$M/d/b"; then
@@ -137,7 +112,7 @@ if "$ZLFS" "$IMG" "$M" -o norecovery 2>/dev/null; then
 else
 	# quietly: xfstests generic/537 compares what the mount prints
 	out=$("$ZLFS" "$IMG" "$M" -o allow_other -o ro,norecovery 2>&1) ||
-		{ echo "check-shutdown: FAIL mount ro,norecovery: $out"; exit 1; }
+		die "mount ro,norecovery: $out"
 	[ -z "$out" ] || fail "norecovery" "(ro,norecovery printed: $out)"
 	seen=$([ -e "$M/c" ] && echo yes || echo no)
 	fstrim "$M" 2>/dev/null && seen="$seen trimmed"
@@ -207,9 +182,4 @@ else
 fi
 umnt
 
-if [ "$FAILS" = 0 ]; then
-	echo "check-shutdown: ok"
-	exit 0
-fi
-echo "check-shutdown: FAIL ($FAILS)"
-exit 1
+verdict

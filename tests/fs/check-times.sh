@@ -25,66 +25,33 @@
 # a date long past, so a slow machine cannot make this fail.
 #
 # Prints "check-times: NAME ok|FAIL ..." per check, then "check-times: ok"
-# (exit 0) or "check-times: FAIL reason" (exit 1).  Exit 77 (skipped)
+# (exit 0) or "check-times: FAIL (N failed)" (exit 1).  Exit 77 (skipped)
 # without root, /dev/fuse, fsck.f2fs or python3.  About 20 s.
-set -u
-export LC_ALL=C
-export PATH=$PATH:/usr/sbin:/sbin
-B=$(readlink -f "${1:?usage: check-times.sh BUILD_DIR}")
-ZDEV=$B/fs/zlfs-zdev
-MKFS=$B/mkfs/mkfs.zlfs
-ZLFS=$B/fs/zlfs
-UMOUNT=$B/fs/zlfs-umount
+NAME=check-times
+# shellcheck source=tests/fs/lib.sh
+. "$(dirname "$0")/lib.sh" "$@"
+need_fuse
+need_tools fusermount3 fsck.f2fs python3 fallocate
+need_built "$ZDEV" "$MKFS" "$ZLFS" "$UMOUNT"
 
-skip() { echo "check-times: $*, skipped"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "not root"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-for t in fusermount3 fsck.f2fs python3 fallocate; do
-	command -v $t >/dev/null || skip "$t not installed"
-done
-for f in "$ZDEV" "$MKFS" "$ZLFS" "$UMOUNT"; do
-	[ -x "$f" ] || { echo "check-times: FAIL $f missing (build first)"; exit 1; }
-done
-
-T=$(mktemp -d /tmp/check-times.XXXXXX)
+tmpdir
 IMG=$T/img
 M=$T/mnt
-FAILS=0
 
 # The daemon serving $IMG (by its image argument), not a zombie.
-daemon_pid() {
-	local p
-	for p in $(pgrep -x zlfs); do
-		[ "$({ tr '\0' '\n' <"/proc/$p/cmdline"; } 2>/dev/null | sed -n 2p)" = "$IMG" ] || continue
-		[ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" = Z ] && continue
-		echo "$p"
-	done
-}
+daemon_pid() { daemons "$IMG"; }
 
-cleanup() {
-	if mountpoint -q "$M" 2>/dev/null || grep -q " $M " /proc/mounts; then
-		"$UMOUNT" "$M" 2>/dev/null || fusermount3 -uz "$M" 2>/dev/null
-	fi
-	local p
-	for p in $(daemon_pid); do kill -9 "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-
-fail() { echo "check-times: $1 FAIL $2"; FAILS=$((FAILS + 1)); }
-pass() { echo "check-times: $1 ok"; }
 
 mnt() {
-	"$ZLFS" "$IMG" "$M" "$@" || { echo "check-times: FAIL mount $*"; exit 1; }
+	"$ZLFS" "$IMG" "$M" "$@" || die "mount $*"
 }
 umnt() {
-	"$UMOUNT" "$M" || { echo "check-times: FAIL zlfs-umount"; exit 1; }
+	"$UMOUNT" "$M" || die "zlfs-umount"
 	local out
 	out=$(fsck.f2fs --dry-run "$IMG" 2>&1)
 	if [ $? != 0 ] || grep -q '\[Fail\]' <<<"$out"; then
 		grep '\[Fail\]' <<<"$out" | head -5
-		echo "check-times: FAIL fsck.f2fs after the unmount"
-		exit 1
+		die "fsck.f2fs after the unmount"
 	fi
 }
 
@@ -194,7 +161,7 @@ m.flush(); m.close(); os.close(fd)"
 
 mkdir -p "$M"
 "$ZDEV" create "$IMG" --size 2G --zone-size 32M --conv-zones 8 >/dev/null &&
-	"$MKFS" "$IMG" >/dev/null || { echo "check-times: FAIL create/mkfs"; exit 1; }
+	"$MKFS" "$IMG" >/dev/null || die "create/mkfs"
 
 # ---- 1. unmount and remount ----------------------------------------------------------
 mnt
@@ -253,7 +220,7 @@ crash_check() {  # name mount-options...
 	sync "$M"
 	snap >"$T/s3.$name.fsync"
 	p=$(daemon_pid)
-	[ -n "$p" ] || { echo "check-times: FAIL no daemon for $IMG"; exit 1; }
+	[ -n "$p" ] || die "no daemon for $IMG"
 	kill -9 $p
 	while kill -0 $p 2>/dev/null && [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" != Z ]; do
 		sleep 0.05      # until the kernel has closed its files (image lock)
@@ -401,9 +368,4 @@ else
 	pass "atime under strictatime"
 fi
 
-if [ "$FAILS" = 0 ]; then
-	echo "check-times: ok"
-	exit 0
-fi
-echo "check-times: FAIL $FAILS check(s) failed"
-exit 1
+verdict

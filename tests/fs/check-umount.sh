@@ -36,25 +36,13 @@
 # 1); sections it cannot run (no overlay, no loop device) say so and are
 # left out.  Exit 77 (skipped) without root, /dev/fuse or fsck.f2fs.
 # About a minute on 2 cores.
-set -u
-export LC_ALL=C
-export PATH=$PATH:/usr/sbin:/sbin
-B=$(readlink -f "${1:?usage: check-umount.sh BUILD_DIR}")
-ZDEV=$B/fs/zlfs-zdev
-MKFS=$B/mkfs/mkfs.zlfs
-ZLFS=$B/fs/zlfs
-UMOUNT=$B/fs/zlfs-umount
+NAME=check-umount
+# shellcheck source=tests/fs/lib.sh
+. "$(dirname "$0")/lib.sh" "$@"
 ROUNDS=${ROUNDS:-30}
-
-skip() { echo "check-umount: $*, skipped"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "not root"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-for t in fusermount3 fsck.f2fs flock md5sum; do
-	command -v $t >/dev/null || skip "$t not installed"
-done
-for f in "$ZDEV" "$MKFS" "$ZLFS" "$UMOUNT"; do
-	[ -x "$f" ] || { echo "check-umount: FAIL $f missing (build first)"; exit 1; }
-done
+need_fuse
+need_tools fusermount3 fsck.f2fs flock md5sum
+need_built "$ZDEV" "$MKFS" "$ZLFS" "$UMOUNT"
 
 # The whole test runs in a mount namespace of its own, where an overlay on
 # /sbin adds umount.fuse.zlfs -> BUILD_DIR's zlfs-umount: umount(8) finds
@@ -63,7 +51,7 @@ HELPER=
 if [ -z "${CHECK_UMOUNT_NS:-}" ] && unshare -m true 2>/dev/null; then
 	CHECK_UMOUNT_NS=1 exec unshare -m --propagation private bash "$0" "$@"
 fi
-T=$(mktemp -d /tmp/check-umount.XXXXXX)
+tmpdir
 if [ -n "${CHECK_UMOUNT_NS:-}" ] && grep -qw overlay /proc/filesystems; then
 	SBIN=$(readlink -f /sbin)
 	mkdir -p "$T/helper"
@@ -74,34 +62,23 @@ fi
 M=$T/mnt
 LOOP=
 
-die() {
-	echo "check-umount: FAIL $*"
-	exit 1
-}
+# zlfs daemons serving a device of ours: an image under $T, or the loop device
+our_daemons() { daemons; [ -z "$LOOP" ] || daemons "$LOOP"; }
 
-# zlfs daemons serving a device of ours (by the device argument)
-daemons() {
-	local p dev
-	for p in $(pgrep -x zlfs); do
-		dev=$({ tr '\0' '\n' <"/proc/$p/cmdline"; } 2>/dev/null | sed -n 2p)
-		case $dev in "$T"/*|"${LOOP:-/nonexistent}") echo "$p" ;; esac
-	done
-}
-
-cleanup() {
+# The mounts of ours first (umount(8), then a lazy fusermount3), every
+# daemon of ours killed and gone, the loop device, the overlay on /sbin.
+on_exit() {
 	local m p
-	for m in $(awk -v t="$T/" 'index($2, t) == 1 {print $2}' /proc/mounts); do
+	for m in $(mounts_under); do
 		umount "$m" 2>/dev/null || fusermount3 -uz "$m" 2>/dev/null
 	done
-	for p in $(daemons); do kill -9 "$p" 2>/dev/null; done
-	for p in $(daemons); do
+	for p in $(our_daemons); do kill -9 "$p" 2>/dev/null; done
+	for p in $(our_daemons); do
 		while kill -0 "$p" 2>/dev/null; do sleep 0.05; done
 	done
 	[ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null
 	[ -n "$HELPER" ] && umount "$SBIN" 2>/dev/null
-	rm -rf "$T"
 }
-trap cleanup EXIT
 
 # fsck DEV WHEN: fsck.f2fs --dry-run must pass without a [Fail], and the
 # checkpoint in force must be the final one (flagged unmount): a check run
