@@ -312,8 +312,8 @@ static void opt_table_free(struct fuse_opt *t)
 	free(t);
 }
 
-/* sched_NAME=VALUE: one of the dispatcher's tunables (zlfs_disp_opts_set). */
-static void opt_sched(struct cli *c, const char *arg)
+/* sched_NAME=VALUE, a dispatcher tunable (zlfs_disp_opts_set): 0, or -errno, said on stderr. */
+static int opt_sched(struct cli *c, const char *arg)
 {
 	char name[64];
 	const char *eq = strchr(arg, '=');
@@ -340,12 +340,11 @@ static void opt_sched(struct cli *c, const char *arg)
 		fprintf(stderr, "zlfs: option %s: the value must be a whole number "
 			"(0 .. 4294967295)\n", arg);
 	}
-	if (r)
-		c->err = 1;
+	return r;
 }
 
-/* gc=MODE and gc_NAME=VALUE: background GC's settings (zlfs_gc_opts_set). */
-static void opt_gc(struct cli *c, const char *arg)
+/* gc=MODE, gc_NAME=VALUE: background GC (zlfs_gc_opts_set): 0, or -errno, said on stderr. */
+static int opt_gc(struct cli *c, const char *arg)
 {
 	char name[64];
 	const char *eq = strchr(arg, '=');
@@ -357,12 +356,11 @@ static void opt_gc(struct cli *c, const char *arg)
 		name[eq - n0] = '\0';
 		r = zlfs_gc_opts_set(&c->o.gc, name, eq + 1);
 	}
-	if (r) {
+	if (r)
 		fprintf(stderr, "zlfs: option %s: allowed are gc=off|on|urgent, "
 			"gc_policy=auto|greedy|cb and gc_idle_ms, gc_sleep_ms, "
 			"gc_cp_interval_ms, gc_no_gc_pct, gc_boost_pct =N\n", arg);
-		c->err = 1;
-	}
+	return r;
 }
 
 /*
@@ -404,10 +402,12 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 		}
 		return 0;
 	case KEY_SCHED:
-		opt_sched(c, arg);
+		if (opt_sched(c, arg))
+			c->err = 1;
 		return 0;
 	case KEY_GC:
-		opt_gc(c, arg);
+		if (opt_gc(c, arg))
+			c->err = 1;
 		return 0;
 	case KEY_FSYNC:
 		if (!strcmp(arg + 6, "checkpoint")) {
