@@ -1,7 +1,7 @@
 #!/bin/bash
 # check-quick.sh BUILD_DIR - the quick tier's mount check (scripts/test
 # --quick): the shortest run through FUSE that still shows a working volume.
-# The full run covers all of this and more (check-mount.sh, check-umount.sh,
+# The full run covers all of this and more (check-fsops.sh, check-umount.sh,
 # check-fsck.sh); this one exists so a change can be tried in minutes.
 #
 #   1. mkfs.zlfs on an emulated zoned image, mount;
