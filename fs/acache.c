@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
 #include "zlfs.h"
 
@@ -188,4 +189,70 @@ void zlfs_acache_del(struct zlfs_sb *sbi, uint32_t ino)
 uint32_t zlfs_acache_count(const struct zlfs_sb *sbi)
 {
 	return sbi->acache ? sbi->acache->nr : 0;
+}
+
+/* ---- attributes from an inode block, and as stat shows them ---- */
+
+static dev_t inode_rdev(const struct zf_inode *ri)
+{
+	unsigned int first = zf_extra_isize_words(ri);
+	uint32_t old = zf_le32_to_cpu(ri->i_addr[first]);
+
+	if (old)   /* the kernel's old_encode_dev */
+		return makedev((old >> 8) & 0xff, old & 0xff);
+	uint32_t nw = zf_le32_to_cpu(ri->i_addr[first + 1]);   /* new_encode_dev */
+	return makedev((nw & 0xfff00) >> 8, (nw & 0xff) | ((nw >> 12) & 0xfff00));
+}
+
+void zlfs_attr_from_inode(uint32_t ino, const struct zf_inode *ri, struct zattr *a)
+{
+	mode_t mode = zf_le16_to_cpu(ri->i_mode);
+
+	memset(a, 0, sizeof(*a));
+	a->ino = ino;
+	a->generation = zf_le32_to_cpu(ri->i_generation);
+	a->mode = (uint16_t)mode;
+	a->links = zf_le32_to_cpu(ri->i_links);
+	a->uid = zf_le32_to_cpu(ri->i_uid);
+	a->gid = zf_le32_to_cpu(ri->i_gid);
+	a->size = zf_le64_to_cpu(ri->i_size);
+	a->blocks = zf_le64_to_cpu(ri->i_blocks);
+	a->atime = zf_le64_to_cpu(ri->i_atime);
+	a->atime_ns = zf_le32_to_cpu(ri->i_atime_nsec);
+	a->mtime = zf_le64_to_cpu(ri->i_mtime);
+	a->mtime_ns = zf_le32_to_cpu(ri->i_mtime_nsec);
+	a->ctime = zf_le64_to_cpu(ri->i_ctime);
+	a->ctime_ns = zf_le32_to_cpu(ri->i_ctime_nsec);
+	if (S_ISCHR(mode) || S_ISBLK(mode))
+		a->rdev = inode_rdev(ri);
+	a->no_xattr = zlfs_xattr_none(ri);
+	a->inline_data = (S_ISREG(mode) && (ri->i_inline & ZF_INLINE_DATA)) ||
+			 (ri->i_inline & ZF_INLINE_DENTRY);
+}
+
+void zlfs_attr_stat(const struct zattr *a, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = a->ino;
+	st->st_mode = a->mode;
+	st->st_nlink = a->links;
+	st->st_uid = a->uid;
+	st->st_gid = a->gid;
+	st->st_size = (off_t)a->size;
+	/*
+	 * i_blocks counts 4 KiB blocks and the inode block itself.  Data kept
+	 * inline in the inode block shows as the sectors it fills, as the
+	 * kernel's f2fs_getattr shows it: du agrees on both sides.
+	 */
+	st->st_blocks = (blkcnt_t)((a->blocks ? a->blocks - 1 : 0) * (ZF_BLKSIZE / 512));
+	if (a->inline_data)
+		st->st_blocks += (blkcnt_t)((a->size + 511) >> 9);
+	st->st_blksize = ZF_BLKSIZE;
+	st->st_atim.tv_sec = (time_t)a->atime;
+	st->st_atim.tv_nsec = a->atime_ns;
+	st->st_mtim.tv_sec = (time_t)a->mtime;
+	st->st_mtim.tv_nsec = a->mtime_ns;
+	st->st_ctim.tv_sec = (time_t)a->ctime;
+	st->st_ctim.tv_nsec = a->ctime_ns;
+	st->st_rdev = (dev_t)a->rdev;
 }

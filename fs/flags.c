@@ -209,7 +209,3 @@ int zlfs_may_fallocate(struct zinode *zi, int mode)
 	return 0;
 }
 
-bool zlfs_flags_noatime(struct zinode *zi)
-{
-	return stored(zi) & ZF_FL_NOATIME;
-}

@@ -34,6 +34,17 @@
  */
 #include "zlfs.h"
 
+/*
+ * Called with the exclusive lock held, just before it is let go: every
+ * counter published changes only under it, so the values are consistent
+ * as of this release.  Readers (statfs) take them with atomic loads.
+ */
+void zlfs_space_publish(struct zlfs_sb *sbi)
+{
+	__atomic_store_n(&sbi->pub_free_blocks, zlfs_free_blocks(sbi), __ATOMIC_RELAXED);
+	__atomic_store_n(&sbi->pub_valid_nodes, sbi->valid_node_count, __ATOMIC_RELAXED);
+}
+
 /* Is this thread a registered reader?  (Then cache changes need cache_lock.) */
 static __thread bool shared_held;
 
@@ -120,6 +131,7 @@ void zlfs_op_begin(struct zlfs_sb *sbi, bool shared)
 		/*
 		 * Readers add clean nodes but never trim (only exclusive holders
 		 * evict): past the bound, one exclusive bracket trims first.
+		 * (An up-call to super.c, named in zlfs.h's layer list.)
 		 */
 		if (zlfs_cache_over(sbi)) {
 			zlfs_op_begin(sbi, false);
@@ -134,7 +146,7 @@ void zlfs_op_begin(struct zlfs_sb *sbi, bool shared)
 	zlfs_note_op(sbi);
 	bool quiet = __atomic_add_fetch(&sbi->ops_active, 1, __ATOMIC_RELAXED) == 1 &&
 		     !sbi->gc_busy && !sbi->io_inflight;
-	zlfs_cache_balance(sbi, quiet);
+	zlfs_cache_balance(sbi, quiet);   /* up-call to super.c: the memory bound */
 }
 
 void zlfs_op_end(struct zlfs_sb *sbi, bool shared)

@@ -27,15 +27,6 @@
 
 #include "zlfs.h"
 
-int zlfs_writable(struct zlfs_sb *sbi)
-{
-	if (zlfs_is_shut_down(sbi))
-		return -EIO;
-	if (sbi->fatal || sbi->ro)
-		return -EROFS;
-	return 0;
-}
-
 int zlfs_dir_iget(struct zlfs_sb *sbi, uint32_t ino, struct zinode **out)
 {
 	int ret = zlfs_iget(sbi, ino, out);

@@ -910,3 +910,36 @@ int zlfs_truncate_blocks(struct zlfs_sb *sbi, struct zinode *zi, uint64_t from)
 	zlfs_node_dirty(sbi, zi->node);
 	return 0;
 }
+
+/* ---- the checkpoint version node footers carry (roll-forward's match) ---- */
+
+static uint32_t cp_crc(const struct zlfs_sb *sbi)
+{
+	const struct zf_checkpoint *cp = (const struct zf_checkpoint *)sbi->cp_blk;
+	uint32_t off = zf_le32_to_cpu(cp->checksum_offset), crc;
+
+	if (off > ZF_BLKSIZE - sizeof(crc))
+		return 0;     /* read_pack checked it for loaded ones */
+	memcpy(&crc, sbi->cp_blk + off, sizeof(crc));
+	return zf_le32_to_cpu(crc);
+}
+
+uint64_t zlfs_cp_node_ver(const struct zlfs_sb *sbi)
+{
+	const struct zf_checkpoint *cp = (const struct zf_checkpoint *)sbi->cp_blk;
+	uint64_t v = zf_le64_to_cpu(cp->checkpoint_ver);
+
+	if (zf_le32_to_cpu(cp->ckpt_flags) & ZF_CP_CRC_RECOVERY_FLAG)
+		v |= (uint64_t)cp_crc(sbi) << 32;
+	return v;
+}
+
+bool zlfs_cp_node_ver_ok(const struct zlfs_sb *sbi, uint64_t footer_ver)
+{
+	const struct zf_checkpoint *cp = (const struct zf_checkpoint *)sbi->cp_blk;
+
+	/* fsck.f2fs may set NOCRC: then only the version part counts (kernel's rule) */
+	if (zf_le32_to_cpu(cp->ckpt_flags) & ZF_CP_NOCRC_RECOVERY_FLAG)
+		return (uint32_t)footer_ver == (uint32_t)zf_le64_to_cpu(cp->checkpoint_ver);
+	return footer_ver == zlfs_cp_node_ver(sbi);
+}

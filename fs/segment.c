@@ -34,12 +34,6 @@ static uint32_t sec_of(const struct zlfs_sb *sbi, uint32_t segno)
 	return segno / sbi->segs_per_sec;
 }
 
-bool zlfs_is_main_blkaddr(const struct zlfs_sb *sbi, uint32_t blkaddr)
-{
-	return blkaddr >= sbi->lay.main_blkaddr &&
-	       blkaddr < sbi->lay.main_blkaddr + sbi->lay.segment_count_main * ZF_BLKS_PER_SEG;
-}
-
 bool zlfs_sec_is_log(const struct zlfs_sb *sbi, uint32_t sec)
 {
 	for (int i = 0; i < ZF_NR_LOGS; i++)
@@ -71,13 +65,6 @@ static void maybe_prefree(struct zlfs_sb *sbi, uint32_t sec)
 {
 	if (!sbi->secs[sec].valid && !zlfs_sec_is_log(sbi, sec) && sbi->secs[sec].state == ZSEC_INUSE)
 		set_state(sbi, sec, ZSEC_PREFREE);
-}
-
-uint64_t zlfs_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static uint32_t sec_usable(const struct zlfs_sb *sbi, uint32_t sec)
@@ -405,37 +392,6 @@ void zlfs_invalidate_block(struct zlfs_sb *sbi, uint32_t blkaddr)
 	sbi->valid_block_count--;
 	sbi->dirty = true;
 	maybe_prefree(sbi, sec);
-}
-
-/*
- * The user's share left: user_block_count less the valid blocks and the
- * nodes not written yet (each takes a block at the next checkpoint).
- * Every new block or node is checked against it, so no checkpoint records
- * more valid blocks than user_block_count (the kernel refuses such a
- * volume: "Wrong valid_user_blocks").
- */
-uint64_t zlfs_avail_blocks(const struct zlfs_sb *sbi)
-{
-	uint64_t used = sbi->valid_block_count + sbi->nr_new_nodes + sbi->pending_blocks;
-	return used >= sbi->user_block_count ? 0 : sbi->user_block_count - used;
-}
-
-uint64_t zlfs_free_blocks(const struct zlfs_sb *sbi)
-{
-	uint64_t a = zlfs_avail_blocks(sbi);
-	/* a file's data needs a direct node per ADDRS_PER_BLOCK blocks */
-	return a - a / (ZF_ADDRS_PER_BLOCK + 1);
-}
-
-/*
- * Called with the exclusive lock held, just before it is let go: every
- * counter below changes only under it, so the values are consistent as
- * of this release.  Readers take them with atomic loads.
- */
-void zlfs_space_publish(struct zlfs_sb *sbi)
-{
-	__atomic_store_n(&sbi->pub_free_blocks, zlfs_free_blocks(sbi), __ATOMIC_RELAXED);
-	__atomic_store_n(&sbi->pub_valid_nodes, sbi->valid_node_count, __ATOMIC_RELAXED);
 }
 
 /*

@@ -36,11 +36,6 @@ static const char *const mode_name[] = {
 	[ZLFS_GOING_DOWN_NEED_FSCK] = "need fsck",
 };
 
-bool zlfs_is_shut_down(const struct zlfs_sb *sbi)
-{
-	return __atomic_load_n(&sbi->shutdown, __ATOMIC_ACQUIRE);
-}
-
 int zlfs_shutdown(struct zlfs_sb *sbi, uint32_t mode)
 {
 	int ret = 0;

@@ -93,18 +93,6 @@ int zlfs_xattr_check_name(const char *name)
 	return split_name(name, &index, &suffix);
 }
 
-bool zlfs_xattr_none(const struct zf_inode *ri)
-{
-	unsigned int ib = inline_bytes(ri);
-	const uint8_t *first = (const uint8_t *)&ri->i_addr[ZF_ADDRS_PER_INODE - ZF_INLINE_XATTR_ADDRS] +
-			       sizeof(struct zf_xattr_header);
-
-	if (ri->i_xattr_nid)
-		return false;
-	/* entries run on from the inline area into the (absent, so zero) node part */
-	return ib < sizeof(struct zf_xattr_header) + 4 || !*(const uint32_t *)first;
-}
-
 /* Load the xattr buffer (zeroed if there is none); *len its capacity. */
 static int load(struct zlfs_sb *sbi, struct zinode *zi, uint8_t *buf, unsigned int *cap)
 {
@@ -491,17 +479,6 @@ int zlfs_xattr_list(struct zlfs_sb *sbi, struct zinode *zi, char *out, size_t si
 out:
 	free(buf);
 	return ret;
-}
-
-void zlfs_xattr_free(struct zlfs_sb *sbi, struct zinode *zi)
-{
-	struct zf_inode *ri = zi_raw(zi);
-	uint32_t xnid = zf_le32_to_cpu(ri->i_xattr_nid);
-
-	if (xnid) {
-		zlfs_node_remove(sbi, xnid);
-		ri->i_xattr_nid = 0;
-	}
 }
 
 /* ---- POSIX ACL semantics (the kernel enforces, zlfs keeps mode and ACL in step) -------- */

@@ -1,28 +1,39 @@
 /*
  * zlfs.h - the filesystem's in-memory state and the calls between its files.
  *
- * Layers (top to bottom):
- *   fuse_*.c     the FUSE layer (fuse_ops.c: the request table): requests into
- *                calls below, results into replies; the only place errors become replies
+ * Layers (top to bottom).  A file calls only files below its own line
+ * (files on one line are one layer and call each other); scripts/layers
+ * checks this list against the compiled objects, in scripts/test.
+ *   main.c       the program: options, the mount, the FUSE loop
+ *   fuse_ops.c fuse_file.c fuse_dir.c fuse_virt.c fuse_times.c fuse_ioctl.c
+ *                the FUSE layer: requests into calls below, results into
+ *                replies; the only place errors become replies
+ *   super.c      mount and unmount (calls every layer's load and teardown)
+ *   stats.c      the counters and zone map of /.zlfs
  *   shutdown.c   the going-down ioctl: stop as a power cut would
  *   trim.c       FITRIM: free sections reset or discarded
  *   recovery.c   roll-forward of fsynced files at mount (called by super.c)
  *   namei.c      create, link, unlink, rename, mkdir, rmdir, symlink, mknod
+ *   dir.c        F2FS hashed directories (and inline dentries), readdir;
+ *                directory blocks are file blocks (file.c)
  *   file.c       read, write, truncate, fallocate on file blocks; setattr, open
- *   dir.c        F2FS hashed directories (and inline dentries), readdir
  *   xattr.c      extended attributes and POSIX ACLs in F2FS's formats
+ *   flags.c      the chattr flags and what immutable and append-only forbid
+ *   gc.c         segment cleaning: foreground (zlfs_balance) and background;
+ *                namespace, file and xattr operations make their room first
+ *   checkpoint.c checkpoint read and write (writes back bcache.c's and
+ *                node.c's dirty state first, takes inode.c's orphan list)
  *   inode.c      in-memory inodes: lookup counts, orphans, eviction
- *   node.c       NAT, nid allocation, node block cache, block mapping
- *   segment.c    SIT, the logs (multi-head logging at zone write pointers), SSA
- *   gc.c         segment cleaning: foreground (zlfs_balance) and background
- *   stats.c      the counters and zone map of /.zlfs
- *   checkpoint.c checkpoint read and write, orphan list (writes back bcache.c
- *                and node.c's dirty state first)
  *   bcache.c     directory and symlink blocks by (inode, block), written back
+ *   node.c       NAT, nid allocation, node block cache, block mapping
+ *   acache.c     attributes of inodes whose block is not cached
+ *   segment.c    SIT, the logs (multi-head logging at zone write pointers), SSA
  *   data.c       block I/O: reads, metadata writes, batches of log writes
- *   super.c      mount and unmount (calls every layer's load and teardown)
- *   blk/         the dispatcher and the zoned device
- * Calls go down this list, never up (super.c, which assembles the rest, aside).
+ *   lock.c       the filesystem lock and the operation bracket
+ *   blk/, f2fs/  the dispatcher and the zoned device; the on-disk format
+ * Up-calls (each one said at its call):
+ *   lock.c -> super.c: zlfs_cache_balance, zlfs_cache_over (the operation
+ *                bracket keeps the memory bound as each operation starts)
  *
  * Locking (lock.c has the details).  The filesystem lock is taken
  * exclusive by every operation that changes anything (and by GC and the
@@ -48,6 +59,7 @@
 #ifndef ZLFS_FS_H
 #define ZLFS_FS_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -55,6 +67,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 
 #include "zlfs/disp.h"
 #include "zlfs/f2fs_check.h"
@@ -108,6 +121,23 @@ struct zinode {
 static inline struct zf_inode *zi_raw(struct zinode *zi)
 {
 	return &zi->node->blk.i;
+}
+
+/*
+ * Has the inode no xattrs at all (nothing inline, no xattr node)?  Reads
+ * nothing: the attribute cache records it, xattr.c skips its search.
+ */
+static inline bool zlfs_xattr_none(const struct zf_inode *ri)
+{
+	const uint8_t *first = (const uint8_t *)&ri->i_addr[ZF_ADDRS_PER_INODE - ZF_INLINE_XATTR_ADDRS] +
+			       sizeof(struct zf_xattr_header);
+
+	if (ri->i_xattr_nid)
+		return false;
+	if (!(ri->i_inline & ZF_INLINE_XATTR))
+		return true;
+	/* entries run on from the inline area into the (absent, so zero) node part */
+	return !*(const uint32_t *)first;
 }
 
 /*
@@ -335,7 +365,40 @@ struct zlfs_sb {
 	uint64_t wb_reserve;
 };
 
+/* Wall-clock milliseconds, coarse (GC's idle and age tests, the timed checkpoint). */
+static inline uint64_t zlfs_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---- the mount's state, asked by every layer (inline: no calls up) ---- */
+/* Stopped by the going-down ioctl (shutdown.c)?  Every operation then fails. */
+static inline bool zlfs_is_shut_down(const struct zlfs_sb *sbi)
+{
+	return __atomic_load_n(&sbi->shutdown, __ATOMIC_ACQUIRE);
+}
+
+/* 0, or why nothing may change: -EIO after a shutdown, -EROFS once read-only. */
+static inline int zlfs_writable(const struct zlfs_sb *sbi)
+{
+	if (zlfs_is_shut_down(sbi))
+		return -EIO;
+	if (sbi->fatal || sbi->ro)
+		return -EROFS;
+	return 0;
+}
+
+/* The chattr no-atime flag (FS_NOATIME_FL), stored in i_flags (flags.c). */
+static inline bool zlfs_flags_noatime(struct zinode *zi)
+{
+	return zf_le32_to_cpu(zi_raw(zi)->i_flags) & ZF_FL_NOATIME;
+}
+
 /* ---- lock.c: the filesystem lock ---- */
+/* Publish the counters statfs reads (at every release of the exclusive lock). */
+void zlfs_space_publish(struct zlfs_sb *sbi);
 void zlfs_lock(struct zlfs_sb *sbi);                 /* exclusive */
 void zlfs_unlock(struct zlfs_sb *sbi);
 void zlfs_lock_shared(struct zlfs_sb *sbi);          /* a reader */
@@ -451,14 +514,6 @@ int zlfs_bcache_writeback(struct zlfs_sb *sbi);
 /* ---- checkpoint.c ---- */
 int zlfs_cp_load(struct zlfs_sb *sbi);
 int zlfs_checkpoint(struct zlfs_sb *sbi, bool umount);
-/*
- * The cp_ver node footers carry under the last checkpoint: its version,
- * with its crc in the high word when it has CP_CRC_RECOVERY (zlfs's always
- * do), as the kernel's fill_node_footer_blkaddr; roll-forward accepts
- * only blocks whose footer matches (zlfs_cp_node_ver_ok).
- */
-uint64_t zlfs_cp_node_ver(const struct zlfs_sb *sbi);
-bool zlfs_cp_node_ver_ok(const struct zlfs_sb *sbi, uint64_t footer_ver);
 /* Warm node log position the checkpoint recorded: where the fsync chain starts. */
 uint32_t zlfs_cp_chain_start(const struct zlfs_sb *sbi);
 /*
@@ -471,7 +526,6 @@ bool zlfs_cp_chain_pending(struct zlfs_sb *sbi);
 int zlfs_cp_orphans(struct zlfs_sb *sbi, uint32_t **inos, uint32_t *n);
 
 /* ---- segment.c ---- */
-uint64_t zlfs_now_ms(void);
 bool zlfs_sec_is_log(const struct zlfs_sb *sbi, uint32_t sec);
 /* Main-area section in a conventional zone: no write pointer, no reset. */
 bool zlfs_sec_is_conv(const struct zlfs_sb *sbi, uint32_t sec);
@@ -521,7 +575,12 @@ int zlfs_alloc_block(struct zlfs_sb *sbi, unsigned int log, uint32_t nid, uint16
 		     uint8_t version, uint32_t *blkaddr);
 /* The block at blkaddr no longer holds anything. */
 void zlfs_invalidate_block(struct zlfs_sb *sbi, uint32_t blkaddr);
-bool zlfs_is_main_blkaddr(const struct zlfs_sb *sbi, uint32_t blkaddr);
+/* Inside the main area?  (data.c checks every address it is given.) */
+static inline bool zlfs_is_main_blkaddr(const struct zlfs_sb *sbi, uint32_t blkaddr)
+{
+	return blkaddr >= sbi->lay.main_blkaddr &&
+	       blkaddr < sbi->lay.main_blkaddr + sbi->lay.segment_count_main * ZF_BLKS_PER_SEG;
+}
 /* Is blkaddr a valid (in use) block of the main area, by the SIT? */
 bool zlfs_block_valid(const struct zlfs_sb *sbi, uint32_t blkaddr);
 /* Write the SIT, SSA of open segments; free and reset prefree sections (at CP). */
@@ -529,15 +588,28 @@ int zlfs_seg_flush(struct zlfs_sb *sbi);
 /* Move every active log off a full segment (before a checkpoint records them). */
 int zlfs_seg_settle_logs(struct zlfs_sb *sbi);
 void zlfs_seg_after_cp(struct zlfs_sb *sbi);
-/* Blocks users can still take: f_bavail; new blocks and nodes are checked against it. */
-uint64_t zlfs_avail_blocks(const struct zlfs_sb *sbi);
+/*
+ * The user's share left: user_block_count less the valid blocks and the
+ * nodes not written yet (each takes a block at the next checkpoint).
+ * Every new block or node is checked against it, so no checkpoint records
+ * more valid blocks than user_block_count (the kernel refuses such a
+ * volume: "Wrong valid_user_blocks").  Inline: lock.c publishes it at
+ * every release, below the segment layer.
+ */
+static inline uint64_t zlfs_avail_blocks(const struct zlfs_sb *sbi)
+{
+	uint64_t used = sbi->valid_block_count + sbi->nr_new_nodes + sbi->pending_blocks;
+	return used >= sbi->user_block_count ? 0 : sbi->user_block_count - used;
+}
 /*
  * What statfs shows free (f_bfree, f_bavail): zlfs_avail_blocks less the
  * direct nodes a single file would need to take it all.
  */
-uint64_t zlfs_free_blocks(const struct zlfs_sb *sbi);
-/* Publish the counters statfs reads (called by lock.c whenever the exclusive lock is let go). */
-void zlfs_space_publish(struct zlfs_sb *sbi);
+static inline uint64_t zlfs_free_blocks(const struct zlfs_sb *sbi)
+{
+	uint64_t a = zlfs_avail_blocks(sbi);
+	return a - a / (ZF_ADDRS_PER_BLOCK + 1);
+}
 /* What statfs shows, from the published counters: takes no lock. */
 void zlfs_statfs(struct zlfs_sb *sbi, struct statvfs *st);
 /* The writeback gate's reserve, in blocks (main.c sizes it for the mount's dirty limit). */
@@ -611,7 +683,6 @@ enum {
  * no final checkpoint at unmount.  -EINVAL for an unknown mode.
  */
 int zlfs_shutdown(struct zlfs_sb *sbi, uint32_t mode);
-bool zlfs_is_shut_down(const struct zlfs_sb *sbi);
 
 /* ---- trim.c: FITRIM ---- */
 /*
@@ -641,6 +712,14 @@ int zlfs_stats_status(struct zlfs_sb *sbi, const struct zlfs_req_count *reqs, si
 int zlfs_stats_zones(struct zlfs_sb *sbi, char **out, size_t *len);
 
 /* ---- node.c ---- */
+/*
+ * The cp_ver node footers carry under the last checkpoint: its version,
+ * with its crc in the high word when it has CP_CRC_RECOVERY (zlfs's always
+ * do), as the kernel's fill_node_footer_blkaddr; roll-forward accepts
+ * only blocks whose footer matches (zlfs_cp_node_ver_ok).
+ */
+uint64_t zlfs_cp_node_ver(const struct zlfs_sb *sbi);
+bool zlfs_cp_node_ver_ok(const struct zlfs_sb *sbi, uint64_t footer_ver);
 /* GC: node nid (whose live block was read into blk) must be rewritten: cache it, dirty. */
 int zlfs_node_gc_dirty(struct zlfs_sb *sbi, uint32_t nid, const void *blk);
 
@@ -713,6 +792,9 @@ bool zlfs_acache_get(struct zlfs_sb *sbi, uint32_t ino, struct zattr *out);
 /* The node ino comes into the node cache (or the nid is freed): the node is the truth. */
 void zlfs_acache_del(struct zlfs_sb *sbi, uint32_t ino);
 uint32_t zlfs_acache_count(const struct zlfs_sb *sbi);
+/* What stat and a lookup need, from an inode block (acache.c keeps such records). */
+void zlfs_attr_from_inode(uint32_t ino, const struct zf_inode *ri, struct zattr *a);
+void zlfs_attr_stat(const struct zattr *a, struct stat *st);
 
 /* ---- inode.c ---- */
 int zlfs_iget(struct zlfs_sb *sbi, uint32_t ino, struct zinode **out);
@@ -724,8 +806,6 @@ int zlfs_iget(struct zlfs_sb *sbi, uint32_t ino, struct zinode **out);
 int zlfs_inode_attr(struct zlfs_sb *sbi, uint32_t ino, struct zattr *a);
 /* Count one FUSE lookup of ino, making an unloaded zinode if it has none (readers too). */
 int zlfs_iref(struct zlfs_sb *sbi, uint32_t ino);
-void zlfs_attr_from_inode(uint32_t ino, const struct zf_inode *ri, struct zattr *a);
-void zlfs_attr_stat(const struct zattr *a, struct stat *st);
 /* The zinode of ino if it is in memory, loaded or not (exclusive holders: no node read). */
 struct zinode *zlfs_ifind(struct zlfs_sb *sbi, uint32_t ino);
 /* Count one FUSE lookup of zi (readers too). */
@@ -779,8 +859,6 @@ struct zlfs_cred {
 	gid_t gid;
 	mode_t umask;
 };
-/* -EROFS once read-only (mount option or a device error). */
-int zlfs_writable(struct zlfs_sb *sbi);
 /* zlfs_iget, and -ENOTDIR unless a directory. */
 int zlfs_dir_iget(struct zlfs_sb *sbi, uint32_t ino, struct zinode **out);
 /*
@@ -815,7 +893,6 @@ void zlfs_flags_get_x(struct zinode *zi, struct fsxattr *fa);
 int zlfs_flags_set_x(struct zlfs_sb *sbi, struct zinode *zi, const struct fsxattr *fa);
 /* The flags a new inode of this mode takes from its directory. */
 uint32_t zlfs_flags_inherit(struct zinode *dir, mode_t mode);
-bool zlfs_flags_noatime(struct zinode *zi);
 /* Each 0 or -EPERM, as the VFS answers for an immutable or append-only inode. */
 int zlfs_may_open(struct zinode *zi, int flags);        /* open(2) flags */
 /* What a setattr changes, for zlfs_may_setattr. */
@@ -952,9 +1029,6 @@ int zlfs_xattr_set(struct zlfs_sb *sbi, struct zinode *zi, const char *name,
 int zlfs_xattr_list(struct zlfs_sb *sbi, struct zinode *zi, char *buf, size_t size,
 		    size_t *len);
 int zlfs_xattr_remove(struct zlfs_sb *sbi, struct zinode *zi, const char *name);
-void zlfs_xattr_free(struct zlfs_sb *sbi, struct zinode *zi);
-/* Has the inode no xattrs at all (nothing inline, no xattr node)?  Reads nothing. */
-bool zlfs_xattr_none(const struct zf_inode *ri);
 /* 0, or the error zlfs_xattr_get gives for this name whatever the inode holds. */
 int zlfs_xattr_check_name(const char *name);
 /*
