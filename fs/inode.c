@@ -21,8 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/sysmacros.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "zlfs.h"
 
@@ -288,6 +290,23 @@ int zlfs_inode_accessed(struct zlfs_sb *sbi, struct zinode *zi)
 	return 1;
 }
 
+/*
+ * A new inode's generation, random as the kernel's get_random_u32: an
+ * inode number comes back after a crash or a wrap of the nid cursor, and
+ * an NFS-style file handle naming the old one must then be stale, so
+ * every daemon run must draw differently (random() unseeded did not).
+ */
+static uint32_t new_generation(void)
+{
+	uint32_t g;
+
+	if (getrandom(&g, sizeof(g), GRND_NONBLOCK) == (ssize_t)sizeof(g))
+		return g;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);   /* no entropy yet: still differs per run */
+	return (uint32_t)random() ^ (uint32_t)ts.tv_nsec ^ ((uint32_t)getpid() << 16);
+}
+
 int zlfs_inode_new(struct zlfs_sb *sbi, mode_t mode, uid_t uid, gid_t gid, uint32_t pino,
 		   struct zinode **out)
 {
@@ -310,7 +329,7 @@ int zlfs_inode_new(struct zlfs_sb *sbi, mode_t mode, uid_t uid, gid_t gid, uint3
 	ri->i_gid = zf_cpu_to_le32(gid);
 	ri->i_links = zf_cpu_to_le32(S_ISDIR(mode) ? 2 : 1);
 	ri->i_blocks = zf_cpu_to_le64(1);
-	ri->i_generation = zf_cpu_to_le32((uint32_t)random());
+	ri->i_generation = zf_cpu_to_le32(new_generation());
 	ri->i_pino = zf_cpu_to_le32(pino);
 	if (S_ISDIR(mode))
 		ri->i_current_depth = zf_cpu_to_le32(1);

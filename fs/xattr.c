@@ -183,8 +183,6 @@ static int store(struct zlfs_sb *sbi, struct zinode *zi, uint8_t *buf, unsigned 
 	struct zf_xattr_header *h = (struct zf_xattr_header *)buf;
 	h->h_magic = zf_cpu_to_le32(ZF_XATTR_MAGIC);
 	h->h_refcount = zf_cpu_to_le32(1);
-	if (ib)
-		memcpy(inline_area(ri), buf, ib);
 	bool need_node = !empty && used_bytes(buf, cap) + 4 > ib;
 	if (need_node) {
 		if (!xnid) {
@@ -206,6 +204,9 @@ static int store(struct zlfs_sb *sbi, struct zinode *zi, uint8_t *buf, unsigned 
 		ri->i_xattr_nid = 0;
 		ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) - 1);
 	}
+	/* the inline part last: a node that could not be had changes nothing */
+	if (ib)
+		memcpy(inline_area(ri), buf, ib);
 	zlfs_node_dirty(sbi, zi->node);
 	return 0;
 }
@@ -330,6 +331,8 @@ static int xattr_set(struct zlfs_sb *sbi, struct zinode *zi, const char *name,
 	const char *suffix;
 	uint8_t index;
 	unsigned int cap;
+	mode_t new_mode = 0;
+	bool set_mode = false;
 	int ret;
 
 	if (!buf)
@@ -342,17 +345,21 @@ static int xattr_set(struct zlfs_sb *sbi, struct zinode *zi, const char *name,
 		 * ACL only when the mode's group bits are set); an ACL that says no
 		 * more than the mode is not stored (posix_acl_update_mode).
 		 */
-		mode_t m = zf_le16_to_cpu(zi_raw(zi)->i_mode);
-		if ((ret = acl_mode(value, size, &m)))
+		/* The mode changes only with the ACL: a set that fails leaves both. */
+		new_mode = zf_le16_to_cpu(zi_raw(zi)->i_mode);
+		if ((ret = acl_mode(value, size, &new_mode)))
 			goto out;
-		zi_raw(zi)->i_mode = zf_cpu_to_le16((uint16_t)m);
-		zlfs_node_dirty(sbi, zi->node);
+		set_mode = true;
 		if (acl_mode_only(value, size)) {
 			free(buf);
 			ret = xattr_remove(sbi, zi, name);
 			if (ret == -ENODATA)
 				ret = 0;
-			zlfs_inode_touch(zi, false, true, false);
+			if (!ret) {
+				zi_raw(zi)->i_mode = zf_cpu_to_le16((uint16_t)new_mode);
+				zlfs_node_dirty(sbi, zi->node);
+				zlfs_inode_touch(zi, false, true, false);
+			}
 			return ret;
 		}
 	}
@@ -397,8 +404,13 @@ static int xattr_set(struct zlfs_sb *sbi, struct zinode *zi, const char *name,
 	memcpy(e->e_name, suffix, nl);
 	memcpy(e->e_name + nl, value, size);
 	ret = store(sbi, zi, buf, cap);
-	if (!ret)
+	if (!ret) {
+		if (set_mode) {
+			zi_raw(zi)->i_mode = zf_cpu_to_le16((uint16_t)new_mode);
+			zlfs_node_dirty(sbi, zi->node);
+		}
 		zlfs_inode_touch(zi, false, true, false);
+	}
 out:
 	free(acl);
 	free(buf);

@@ -51,7 +51,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "zlfs.h"
 #include "testutil.h"
@@ -1084,6 +1086,50 @@ START_TEST(test_not_inodes)
 }
 END_TEST
 
+/*
+ * Two daemons that start from the same state draw different generations
+ * (regression: an unseeded random() gave every run the same sequence, so
+ * an inode number reused after a crash came back with its old generation
+ * and a stale file handle was not stale).  Two children forked from one
+ * mount each make an inode: with one shared random() state they agree.
+ */
+static uint32_t gen_in_child(struct zlfs_sb *sbi)
+{
+	int fd[2];
+	uint32_t g = 0;
+
+	ck_assert_int_eq(pipe(fd), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct zinode *zi;
+		uint32_t v = 0;
+		if (!zlfs_inode_new(sbi, S_IFREG | 0600, 0, 0, ZF_ROOT_INO, &zi))
+			v = zf_le32_to_cpu(zi_raw(zi)->i_generation);
+		_exit(write(fd[1], &v, sizeof(v)) == (ssize_t)sizeof(v) ? 0 : 1);
+	}
+	close(fd[1]);
+	ck_assert_int_eq(read(fd[0], &g, sizeof(g)), (ssize_t)sizeof(g));
+	close(fd[0]);
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	return g;
+}
+
+START_TEST(test_generation_per_run)
+{
+	char *img = tu_fs_volume("inode-gen.img");
+	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
+	uint32_t a = gen_in_child(sbi), b = gen_in_child(sbi), c = gen_in_child(sbi);
+
+	/* three draws of 32 bits agreeing by chance: 2^-64 */
+	ck_assert_msg(!(a == b && b == c), "every run draws generation %u", a);
+	tu_fs_unmount(sbi);
+	free(img);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("inode");
@@ -1091,6 +1137,7 @@ int main(void)
 
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_new_inode);
+	tcase_add_test(tc, test_generation_per_run);
 	tcase_add_test(tc, test_lookup_counts);
 	tcase_add_loop_test(tc, test_unlinked_in_use, 0, KINDS);
 	tcase_add_test(tc, test_links);

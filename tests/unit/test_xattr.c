@@ -911,6 +911,16 @@ START_TEST(test_enospc)
 	ck_assert_int_eq(zlfs_xattr_set(sbi, in, "user.s", "s", 1, 0), 0);
 	expect(sbi, in, "user.s", "s", 1);
 	ck_assert_uint_eq(xnid(in), 0);
+	/*
+	 * One that spills from the inline area into a node it cannot have:
+	 * ENOSPC, and nothing of it stays inline (regression: store() copied
+	 * the inline part before the node allocation failed).
+	 */
+	ck_assert_int_eq(zlfs_xattr_set(sbi, in, "user.spill", big_b, 300, 0), -ENOSPC);
+	absent(sbi, in, "user.spill");
+	ck_assert_str_eq(names(sbi, in), "user.s");
+	expect(sbi, in, "user.s", "s", 1);
+	ck_assert_uint_eq(xnid(in), 0);
 	/* space back (x[0]'s node goes): the set that failed now works */
 	ck_assert_int_eq(zlfs_xattr_remove(sbi, x[0], "user.n"), 0);
 	ck_assert_int_eq(zlfs_xattr_remove(sbi, x[0], "user.m"), 0);
@@ -918,6 +928,48 @@ START_TEST(test_enospc)
 	ck_assert_int_eq(zlfs_xattr_set(sbi, x[n], "user.n", "v", 1, 0), 0);
 	expect(sbi, x[n], "user.n", "v", 1);
 	free(buf);
+	tu_fs_unmount(sbi);
+	tu_fsck_clean(img);
+	free(img);
+}
+END_TEST
+
+/*
+ * A set of system.posix_acl_access that fails changes no mode
+ * (regression: the mode was written before the size and flag checks).
+ */
+START_TEST(test_acl_fail)
+{
+	char *img = tu_fs_volume("xattr-aclfail.img");
+	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
+	struct zinode *zi = mkfile(sbi, ZF_ROOT_INO, "f", S_IFREG | 0600);
+	enum { NAMED = 600 };
+	struct kent *e = calloc(NAMED + 4, sizeof(*e));
+	uint8_t *a = malloc(4 + 8 * (NAMED + 4));
+	size_t n = 0, alen;
+
+	ck_assert(e && a);
+	e[n++] = (struct kent){ A_USER_OBJ, 7, NOID };
+	for (uint32_t i = 0; i < NAMED; i++)
+		e[n++] = (struct kent){ A_USER, 7, 1000 + i };
+	e[n++] = (struct kent){ A_GROUP_OBJ, 7, NOID };
+	e[n++] = (struct kent){ A_MASK, 7, NOID };
+	e[n++] = (struct kent){ A_OTHER, 7, NOID };
+	alen = acl(a, e, n);
+	/* too big for the xattr space: E2BIG, the mode as it was */
+	ck_assert_int_eq(zlfs_xattr_set(sbi, zi, "system.posix_acl_access", a, alen, 0), -E2BIG);
+	ck_assert_uint_eq(mode_of(zi), S_IFREG | 0600);
+	absent(sbi, zi, "system.posix_acl_access");
+	/* XATTR_REPLACE with no ACL there: ENODATA, the mode as it was */
+	alen = acl_named(a, 7);
+	ck_assert_int_eq(zlfs_xattr_set(sbi, zi, "system.posix_acl_access", a, alen, XATTR_REPLACE),
+			 -ENODATA);
+	ck_assert_uint_eq(mode_of(zi), S_IFREG | 0600);
+	/* and one that goes in still moves the mode with it */
+	ck_assert_int_eq(zlfs_xattr_set(sbi, zi, "system.posix_acl_access", a, alen, 0), 0);
+	ck_assert_uint_eq(mode_of(zi), S_IFREG | 0774);
+	free(a);
+	free(e);
 	tu_fs_unmount(sbi);
 	tu_fsck_clean(img);
 	free(img);
@@ -936,6 +988,7 @@ int main(void)
 	tcase_add_test(tc, test_node_space);
 	tcase_add_test(tc, test_inline_area);
 	tcase_add_test(tc, test_acl);
+	tcase_add_test(tc, test_acl_fail);
 	tcase_add_test(tc, test_persist);
 	tcase_add_test(tc, test_enospc);
 	suite_add_tcase(s, tc);
