@@ -27,6 +27,7 @@
 #include <sys/sysmacros.h>
 
 #include "zlfs.h"
+#include "acache.h"
 
 struct aent {
 	struct aent *hnext;

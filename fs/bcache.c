@@ -34,6 +34,10 @@
 #include <string.h>
 
 #include "zlfs.h"
+#include "data.h"
+#include "bcache.h"
+#include "segment.h"
+#include "node.h"
 
 #define BCACHE_HASH    16384
 #define WB_BATCH       256       /* blocks per write batch in the write-back */

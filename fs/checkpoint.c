@@ -32,6 +32,12 @@
 #include <time.h>
 
 #include "zlfs.h"
+#include "data.h"
+#include "bcache.h"
+#include "checkpoint.h"
+#include "segment.h"
+#include "node.h"
+#include "inode.h"
 #include "zlfs/f2fs_cp_pack.h"
 
 static uint32_t pack_addr(const struct zlfs_sb *sbi, int pack)

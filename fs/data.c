@@ -22,6 +22,8 @@
 #include <syslog.h>
 
 #include "zlfs.h"
+#include "data.h"
+#include "segment.h"
 
 void zlfs_set_fatal(struct zlfs_sb *sbi, int err)
 {

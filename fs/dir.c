@@ -20,6 +20,10 @@
 #include <string.h>
 
 #include "zlfs.h"
+#include "data.h"
+#include "node.h"
+#include "file.h"
+#include "dir.h"
 
 /* A dentry area: a whole block or an inode's inline area. */
 struct dview {

@@ -34,6 +34,16 @@
 #include <sys/stat.h>
 
 #include "zlfs.h"
+#include "data.h"
+#include "bcache.h"
+#include "checkpoint.h"
+#include "segment.h"
+#include "gc.h"
+#include "node.h"
+#include "inode.h"
+#include "flags.h"
+#include "file.h"
+#include "xattr.h"
 
 static const uint8_t zero_block[ZF_BLKSIZE];
 #define ZERO_BATCH 256   /* fallocate: zero blocks per batch */

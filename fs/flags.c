@@ -31,6 +31,8 @@
 #include <sys/stat.h>
 
 #include "zlfs.h"
+#include "inode.h"
+#include "flags.h"
 
 _Static_assert(ZF_FL_SYNC == FS_SYNC_FL && ZF_FL_IMMUTABLE == FS_IMMUTABLE_FL &&
 	       ZF_FL_APPEND == FS_APPEND_FL && ZF_FL_NODUMP == FS_NODUMP_FL &&

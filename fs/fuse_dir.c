@@ -14,6 +14,10 @@
 #include <sys/stat.h>
 
 #include "fuse_int.h"
+#include "checkpoint.h"
+#include "inode.h"
+#include "namei.h"
+#include "dir.h"
 
 /*
  * Directory handles carry nothing (readdir works from the inode number,

@@ -42,6 +42,10 @@
 #include <sys/stat.h>
 
 #include "fuse_int.h"
+#include "segment.h"
+#include "gc.h"
+#include "inode.h"
+#include "file.h"
 
 bool zl_wb_gated(struct zlfs_sb *sbi)
 {

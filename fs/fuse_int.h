@@ -21,6 +21,7 @@
 
 #include "fuse_ops.h"
 #include "zlfs.h"
+#include "stats.h"
 
 /*
  * How long the kernel may keep entries (negative ones too) and

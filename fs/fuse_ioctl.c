@@ -18,6 +18,10 @@
 #include <unistd.h>
 
 #include "fuse_int.h"
+#include "shutdown.h"
+#include "trim.h"
+#include "inode.h"
+#include "flags.h"
 
 /*
  * The caller's bytes at addr, read from its memory: the kernel's FUSE

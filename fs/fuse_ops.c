@@ -59,6 +59,16 @@
 #include <sys/stat.h>
 
 #include "fuse_int.h"
+#include "checkpoint.h"
+#include "segment.h"
+#include "gc.h"
+#include "stats.h"
+#include "acache.h"
+#include "inode.h"
+#include "namei.h"
+#include "file.h"
+#include "dir.h"
+#include "xattr.h"
 
 /*
  * Session state (a daemon serves one filesystem): set by main before the

@@ -21,6 +21,8 @@
 #include <sys/stat.h>
 
 #include "fuse_int.h"
+#include "inode.h"
+#include "file.h"
 
 bool kernel_times(struct zinode *zi)
 {

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "fuse_int.h"
+#include "stats.h"
 
 #define VIRT_NAME ".zlfs"
 #define VINO_STATUS (VINO_DIR + 1)

@@ -48,6 +48,11 @@
 #include <time.h>
 
 #include "zlfs.h"
+#include "data.h"
+#include "checkpoint.h"
+#include "segment.h"
+#include "gc.h"
+#include "node.h"
 
 #define GC_CHUNK 128            /* blocks read and written per lock drop */
 #define NO_VICTIM UINT32_MAX

@@ -27,6 +27,11 @@
 #include <unistd.h>
 
 #include "zlfs.h"
+#include "data.h"
+#include "bcache.h"
+#include "node.h"
+#include "acache.h"
+#include "inode.h"
 
 static uint32_t ihash(const struct zlfs_sb *sbi, uint32_t ino)
 {

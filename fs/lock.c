@@ -33,6 +33,7 @@
  * of these.
  */
 #include "zlfs.h"
+#include "segment.h"
 
 /*
  * Called with the exclusive lock held, just before it is let go: every

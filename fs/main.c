@@ -45,6 +45,7 @@
 
 #include "fuse_ops.h"
 #include "zlfs.h"
+#include "segment.h"
 
 /* Exit statuses as mount(8)'s: bad usage, and a mount that failed. */
 enum { EX_USAGE_ = 1, EX_FAIL_ = 32 };

@@ -26,6 +26,14 @@
 #include <sys/sysmacros.h>
 
 #include "zlfs.h"
+#include "gc.h"
+#include "node.h"
+#include "inode.h"
+#include "namei.h"
+#include "flags.h"
+#include "file.h"
+#include "dir.h"
+#include "xattr.h"
 
 int zlfs_dir_iget(struct zlfs_sb *sbi, uint32_t ino, struct zinode **out)
 {

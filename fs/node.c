@@ -31,6 +31,10 @@
 #include <string.h>
 
 #include "zlfs.h"
+#include "data.h"
+#include "segment.h"
+#include "node.h"
+#include "acache.h"
 
 /* ---- NAT ----------------------------------------------------------------------- */
 

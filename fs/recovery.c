@@ -37,6 +37,14 @@
 #include <string.h>
 
 #include "zlfs.h"
+#include "data.h"
+#include "checkpoint.h"
+#include "segment.h"
+#include "node.h"
+#include "inode.h"
+#include "recovery.h"
+#include "namei.h"
+#include "dir.h"
 
 struct zrec_ino {
 	uint32_t ino;

@@ -21,6 +21,8 @@
 #include <time.h>
 
 #include "zlfs.h"
+#include "data.h"
+#include "segment.h"
 #include "zlfs/f2fs_sit.h"
 
 /* Open addressing, old address -> new; 0 marks an empty slot (never a main-area address). */

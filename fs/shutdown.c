@@ -27,6 +27,8 @@
 #include <stdio.h>
 
 #include "zlfs.h"
+#include "checkpoint.h"
+#include "shutdown.h"
 
 static const char *const mode_name[] = {
 	[ZLFS_GOING_DOWN_FULLSYNC] = "full sync",

@@ -17,6 +17,10 @@
 #include <string.h>
 
 #include "zlfs.h"
+#include "bcache.h"
+#include "segment.h"
+#include "stats.h"
+#include "acache.h"
 
 struct sbuf {
 	char *p;

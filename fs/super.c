@@ -16,6 +16,14 @@
 #include <unistd.h>
 
 #include "zlfs.h"
+#include "bcache.h"
+#include "checkpoint.h"
+#include "segment.h"
+#include "gc.h"
+#include "node.h"
+#include "acache.h"
+#include "inode.h"
+#include "recovery.h"
 #include "zlfs/probe.h"
 
 /* ---- superblock ------------------------------------------------------------------- */

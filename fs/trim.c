@@ -29,6 +29,9 @@
 #include <stdio.h>
 
 #include "zlfs.h"
+#include "checkpoint.h"
+#include "segment.h"
+#include "trim.h"
 
 /* Trim free section sec: reset its zone unless empty, or discard it. */
 static int trim_section(struct zlfs_sb *sbi, uint32_t sec)

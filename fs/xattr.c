@@ -25,6 +25,12 @@
 #include <sys/xattr.h>
 
 #include "zlfs.h"
+#include "data.h"
+#include "gc.h"
+#include "node.h"
+#include "inode.h"
+#include "flags.h"
+#include "xattr.h"
 
 #define BUF_MAX (ZF_INLINE_XATTR_ADDRS * 4 + ZF_XATTR_NODE_BYTES)
 

@@ -28,6 +28,10 @@
 #include "fsck.h"
 #include "zlfs/f2fs_cp_pack.h"
 #include "zlfs.h"
+#include "node.h"
+#include "inode.h"
+#include "namei.h"
+#include "dir.h"
 
 #define BIT_TEST(m, i) ((m)[(i) / 8] & (1u << ((i) % 8)))
 

@@ -26,6 +26,7 @@
 
 #include "fsck.h"
 #include "zlfs.h"
+#include "inode.h"
 
 #define BIT_TEST(m, i) ((m)[(i) / 8] & (1u << ((i) % 8)))
 #define BIT_SET(m, i)  ((m)[(i) / 8] |= (uint8_t)(1u << ((i) % 8)))

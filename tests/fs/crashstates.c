@@ -51,6 +51,13 @@
 #include <unistd.h>
 
 #include "zlfs.h"
+#include "checkpoint.h"
+#include "gc.h"
+#include "inode.h"
+#include "namei.h"
+#include "file.h"
+#include "dir.h"
+#include "xattr.h"
 
 #define NFILES 40
 #define NDIRS 3

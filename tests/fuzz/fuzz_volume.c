@@ -33,6 +33,12 @@
 
 #include "fsck.h"
 #include "zlfs.h"
+#include "checkpoint.h"
+#include "inode.h"
+#include "namei.h"
+#include "file.h"
+#include "dir.h"
+#include "xattr.h"
 
 static char img[256], zst[300];
 static struct extent {

@@ -10,6 +10,11 @@
 #include <unistd.h>
 
 #include "zlfs.h"
+#include "segment.h"
+#include "inode.h"
+#include "namei.h"
+#include "file.h"
+#include "dir.h"
 #include "fsutil.h"
 #include "testutil.h"
 

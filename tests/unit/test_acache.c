@@ -27,6 +27,13 @@
 #include <unistd.h>
 
 #include "zlfs.h"
+#include "checkpoint.h"
+#include "node.h"
+#include "acache.h"
+#include "inode.h"
+#include "namei.h"
+#include "file.h"
+#include "xattr.h"
 #include "testutil.h"
 #include "fsutil.h"
 

@@ -25,6 +25,14 @@
 #include <unistd.h>
 
 #include "zlfs.h"
+#include "bcache.h"
+#include "checkpoint.h"
+#include "segment.h"
+#include "gc.h"
+#include "inode.h"
+#include "namei.h"
+#include "file.h"
+#include "dir.h"
 #include "testutil.h"
 #include "fsutil.h"
 

@@ -31,6 +31,11 @@
 #include <unistd.h>
 
 #include "zlfs.h"
+#include "inode.h"
+#include "namei.h"
+#include "file.h"
+#include "dir.h"
+#include "xattr.h"
 #include "testutil.h"
 #include "fsutil.h"
 

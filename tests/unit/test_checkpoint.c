@@ -15,6 +15,10 @@
 #include <sys/stat.h>
 
 #include "zlfs.h"
+#include "checkpoint.h"
+#include "inode.h"
+#include "namei.h"
+#include "file.h"
 #include "zlfs/f2fs_cp_pack.h"
 #include "testutil.h"
 #include "fsutil.h"

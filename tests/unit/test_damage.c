@@ -60,6 +60,15 @@
 #include <unistd.h>
 
 #include "zlfs.h"
+#include "checkpoint.h"
+#include "segment.h"
+#include "gc.h"
+#include "node.h"
+#include "inode.h"
+#include "namei.h"
+#include "file.h"
+#include "dir.h"
+#include "xattr.h"
 #include "testutil.h"
 #include "fsutil.h"
 

@@ -19,6 +19,9 @@
 #include <sys/stat.h>
 
 #include "zlfs.h"
+#include "inode.h"
+#include "namei.h"
+#include "dir.h"
 #include "testutil.h"
 #include "fsutil.h"
 

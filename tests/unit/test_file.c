@@ -19,6 +19,10 @@
 #include <unistd.h>
 
 #include "zlfs.h"
+#include "checkpoint.h"
+#include "inode.h"
+#include "namei.h"
+#include "file.h"
 #include "testutil.h"
 #include "fsutil.h"
 

@@ -17,6 +17,9 @@
 #include <sys/stat.h>
 
 #include "zlfs.h"
+#include "inode.h"
+#include "namei.h"
+#include "flags.h"
 #include "testutil.h"
 #include "fsutil.h"
 

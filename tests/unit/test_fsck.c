@@ -35,6 +35,9 @@
 #include <unistd.h>
 
 #include "zlfs.h"
+#include "inode.h"
+#include "file.h"
+#include "dir.h"
 #include "testutil.h"
 #include "fsutil.h"
 

@@ -13,6 +13,12 @@
 #include <string.h>
 
 #include "zlfs.h"
+#include "segment.h"
+#include "gc.h"
+#include "inode.h"
+#include "namei.h"
+#include "file.h"
+#include "dir.h"
 #include "testutil.h"
 #include "fsutil.h"
 

@@ -56,6 +56,17 @@
 #include <unistd.h>
 
 #include "zlfs.h"
+#include "checkpoint.h"
+#include "segment.h"
+#include "shutdown.h"
+#include "node.h"
+#include "acache.h"
+#include "inode.h"
+#include "namei.h"
+#include "flags.h"
+#include "file.h"
+#include "dir.h"
+#include "xattr.h"
 #include "testutil.h"
 #include "fsutil.h"
 

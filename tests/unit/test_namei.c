@@ -19,6 +19,8 @@
 #include <sys/sysmacros.h>
 
 #include "zlfs.h"
+#include "inode.h"
+#include "namei.h"
 #include "testutil.h"
 #include "fsutil.h"
 

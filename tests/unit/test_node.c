@@ -20,6 +20,10 @@
 #include <string.h>
 
 #include "zlfs.h"
+#include "checkpoint.h"
+#include "node.h"
+#include "inode.h"
+#include "namei.h"
 #include "testutil.h"
 #include "fsutil.h"
 

@@ -16,6 +16,13 @@
 #include <time.h>
 
 #include "zlfs.h"
+#include "checkpoint.h"
+#include "segment.h"
+#include "gc.h"
+#include "node.h"
+#include "inode.h"
+#include "namei.h"
+#include "file.h"
 #include "testutil.h"
 #include "fsutil.h"
 

@@ -21,6 +21,12 @@
 #include <unistd.h>
 
 #include "zlfs.h"
+#include "checkpoint.h"
+#include "shutdown.h"
+#include "inode.h"
+#include "namei.h"
+#include "file.h"
+#include "dir.h"
 #include "testutil.h"
 #include "fsutil.h"
 

@@ -16,6 +16,12 @@
 #include <sys/stat.h>
 
 #include "zlfs.h"
+#include "checkpoint.h"
+#include "segment.h"
+#include "trim.h"
+#include "inode.h"
+#include "namei.h"
+#include "file.h"
 #include "testutil.h"
 #include "fsutil.h"
 

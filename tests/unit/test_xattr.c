@@ -48,6 +48,14 @@
 #include <sys/xattr.h>
 
 #include "zlfs.h"
+#include "checkpoint.h"
+#include "segment.h"
+#include "gc.h"
+#include "node.h"
+#include "inode.h"
+#include "namei.h"
+#include "file.h"
+#include "xattr.h"
 #include "testutil.h"
 #include "fsutil.h"
 
