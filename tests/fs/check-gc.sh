@@ -43,6 +43,7 @@ gc_img() {  # IMG: a fresh 1 GiB image, 16 MiB zones
 		"$MKFS" "$1" >/dev/null || { WHY="create/mkfs failed"; return 1; }
 }
 avail_kb() { df -k --output=avail "$1" | tail -1 | tr -d ' '; }
+inodes() { sed -n 's/^inodes_in_memory=//p' "$1/.zlfs/status"; }
 size_kb() { df -k --output=size "$1" | tail -1 | tr -d ' '; }
 
 # fill MNT KIND: write one file until ENOSPC; prints the KiB it holds.
@@ -81,11 +82,20 @@ gc_fill_cycles() {  # KIND
 			umnt "$m" "$img"
 			return 1
 		fi
+		local nin i
+		nin=$(inodes "$m")
 		rm -f "$m/fill" || { WHY="rm failed"; umnt "$m" "$img"; return 1; }
-		# the space is back at once
+		# The kernel tells zlfs that the file is gone (FORGET) once its last
+		# reference goes, which may be after rm returned: writeback of its
+		# pages holds one, and on a busy machine that lasts.  Once zlfs has
+		# dropped the inode, the space is back at once.
+		for i in $(seq 600); do
+			[ "$(inodes "$m")" -lt "$nin" ] && break
+			sleep 0.1
+		done
 		left=$(avail_kb "$m")
 		if [ "$left" -lt $((avail0 * 99 / 100)) ]; then
-			WHY="cycle $c: after rm only $left KiB of $avail0 available"
+			WHY="cycle $c: after rm only $left KiB of $avail0 available (zlfs's inodes in memory: $nin before the rm, $(inodes "$m") now)"
 			umnt "$m" "$img"
 			return 1
 		fi
