@@ -1,5 +1,11 @@
 /*
  * testutil.c - helpers shared by the Check unit tests (see testutil.h).
+ *
+ * The scratch directory belongs to the process that made it: Check runs
+ * each test in a forked child, so a child that asks first makes its own,
+ * and removes it when it exits with status 0 (a failed test's files stay
+ * for a look).  A directory the parent made before forking is inherited by
+ * the children and removed by the parent alone, in tu_run.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,19 +14,43 @@
 
 #include "testutil.h"
 
+static char tmp_dir[256];
+static pid_t tmp_owner;
+
+static void tmp_remove(void)
+{
+	char cmd[300];
+
+	if (!tmp_dir[0] || tmp_owner != getpid())
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", tmp_dir);
+	tmp_dir[0] = 0;
+}
+
+/* on_exit: a child that passed leaves nothing behind */
+static void tmp_at_exit(int status, void *arg)
+{
+	(void)arg;
+	if (status == 0)
+		tmp_remove();
+}
+
 const char *tu_tmpdir(void)
 {
-	static char dir[256];
-
-	if (!dir[0]) {
+	if (!tmp_dir[0]) {
 		const char *t = getenv("TMPDIR");
-		snprintf(dir, sizeof(dir), "%s/zlfs-test.XXXXXX", t && *t ? t : "/tmp");
-		if (!mkdtemp(dir)) {
+
+		snprintf(tmp_dir, sizeof(tmp_dir), "%s/zlfs-test.XXXXXX", t && *t ? t : "/tmp");
+		if (!mkdtemp(tmp_dir)) {
 			perror("mkdtemp");
 			abort();
 		}
+		tmp_owner = getpid();
+		on_exit(tmp_at_exit, NULL);
 	}
-	return dir;
+	return tmp_dir;
 }
 
 char *tu_path(const char *name)
@@ -55,11 +85,7 @@ int tu_run(Suite *s)
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	/* leave the scratch directory if something failed, for a look */
-	if (!failed) {
-		char cmd[300];
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tu_tmpdir());
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", tu_tmpdir());
-	}
+	if (!failed)
+		tmp_remove();
 	return failed ? 1 : 0;
 }
