@@ -205,7 +205,7 @@ static dev_t inode_rdev(const struct zf_inode *ri)
 	return makedev((nw & 0xfff00) >> 8, (nw & 0xff) | ((nw >> 12) & 0xfff00));
 }
 
-void zlfs_attr_from_inode(uint32_t ino, const struct zf_inode *ri, struct zattr *a)
+void zlfs_attr_from_inode(uint32_t ino, const struct zf_inode *ri, uint32_t feat, struct zattr *a)
 {
 	mode_t mode = zf_le16_to_cpu(ri->i_mode);
 
@@ -226,7 +226,7 @@ void zlfs_attr_from_inode(uint32_t ino, const struct zf_inode *ri, struct zattr 
 	a->ctime_ns = zf_le32_to_cpu(ri->i_ctime_nsec);
 	if (S_ISCHR(mode) || S_ISBLK(mode))
 		a->rdev = inode_rdev(ri);
-	a->no_xattr = zlfs_xattr_none(ri);
+	a->no_xattr = zlfs_xattr_none(ri, feat);
 	a->inline_data = (S_ISREG(mode) && (ri->i_inline & ZF_INLINE_DATA)) ||
 			 (ri->i_inline & ZF_INLINE_DENTRY);
 }

@@ -18,7 +18,7 @@ bool zlfs_acache_get(struct zlfs_sb *sbi, uint32_t ino, struct zattr *out);
 void zlfs_acache_del(struct zlfs_sb *sbi, uint32_t ino);
 uint32_t zlfs_acache_count(const struct zlfs_sb *sbi);
 /* What stat and a lookup need, from an inode block (acache.c keeps such records). */
-void zlfs_attr_from_inode(uint32_t ino, const struct zf_inode *ri, struct zattr *a);
+void zlfs_attr_from_inode(uint32_t ino, const struct zf_inode *ri, uint32_t feat, struct zattr *a);
 void zlfs_attr_stat(const struct zattr *a, struct stat *st);
 
 #endif

@@ -299,7 +299,7 @@ static int place(struct zlfs_sb *sbi, struct bent *e, uint32_t *addr)
 
 	if ((ret = zlfs_node_get(sbi, e->nid, 0, ZF_NODE_KIND_ANY, &dn)))
 		return ret;
-	zf_le32 *addrs = zlfs_dnode_addrs(dn, &nr);
+	zf_le32 *addrs = zlfs_dnode_addrs(sbi, dn, &nr);
 	if (e->slot >= nr)
 		return -ZLFS_EFSCORRUPTED;
 	uint32_t old = zf_le32_to_cpu(addrs[e->slot]);

@@ -52,10 +52,16 @@ int zlfs_corrupt(struct zlfs_sb *sbi, const char *fmt, ...)
 	va_end(ap);
 	/* readers find inconsistencies too: the first one found is the one kept */
 	if (__atomic_compare_exchange_n(&sbi->fatal, &none, -ZLFS_EFSCORRUPTED, false,
-					__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+					__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+		/* kept for /.zlfs/status; a daemon's stderr is /dev/null, so syslog too */
+		snprintf(sbi->fatal_why, sizeof(sbi->fatal_why), "%s", what);
+		__atomic_store_n(&sbi->fatal_why_set, true, __ATOMIC_RELEASE);
 		fprintf(stderr, "zlfs: %s: inconsistent filesystem: %s: read-only from now on "
 			"(run fsck.zlfs)\n", zlfs_zdev_spec(sbi->dev), what);
-	else
+		if (sbi->info_syslog)
+			syslog(LOG_ERR, "%s: inconsistent filesystem: %s: read-only from now on "
+			       "(run fsck.zlfs)", zlfs_zdev_spec(sbi->dev), what);
+	} else
 		fprintf(stderr, "zlfs: %s: inconsistent filesystem: %s\n",
 			zlfs_zdev_spec(sbi->dev), what);
 	return -ZLFS_EFSCORRUPTED;
@@ -306,6 +312,8 @@ int zlfs_write_nodes(struct zlfs_sb *sbi, struct znode **v, uint32_t n)
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < n; i++) {
+		/* the footer is final now: an inode's checksum covers it */
+		zf_inode_set_csum(&v[i]->blk, zlfs_feat(sbi), sbi->csum_seed);
 		bufs[i] = &v[i]->blk;
 		addrs[i] = sbi->nat[v[i]->nid].blkaddr;
 	}

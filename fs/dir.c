@@ -46,9 +46,12 @@ static bool has_inline_dentry(const struct zf_inode *ri)
 	return ri->i_inline & ZF_INLINE_DENTRY;
 }
 
-static void view_inline(struct dview *v, struct zf_inode *ri)
+static void view_inline(const struct zlfs_sb *sbi, struct dview *v, struct zf_inode *ri)
 {
-	unsigned int bytes = zf_max_inline_data(zf_extra_isize_words(ri), zf_inline_xattr_words(ri, false));
+	struct zf_ishape sh;
+
+	zf_inode_shape(ri, zlfs_feat(sbi), &sh);
+	unsigned int bytes = sh.inline_max;
 	unsigned int nr, bm, rsv;
 	uint8_t *area = zf_inline_data(ri);
 
@@ -160,7 +163,7 @@ static int dir_find(struct zlfs_sb *sbi, struct zinode *dir, const char *name, s
 	int ret;
 
 	if (has_inline_dentry(ri)) {
-		view_inline(&v, ri);
+		view_inline(sbi, &v, ri);
 		int s = view_find(&v, name, len, hash);
 		if (s < 0)
 			return s;
@@ -205,7 +208,7 @@ int zlfs_dir_lookup(struct zlfs_sb *sbi, struct zinode *dir, const char *name, s
 	if (!ret) {
 		struct dview v;
 		if (pos.block == UINT64_MAX)
-			view_inline(&v, zi_raw(dir));
+			view_inline(sbi, &v, zi_raw(dir));
 		else
 			view_block(&v, blk);
 		*ino = zf_le32_to_cpu(v.de[pos.slot].ino);
@@ -232,7 +235,7 @@ static int convert_inline_dir(struct zlfs_sb *sbi, struct zinode *dir)
 
 	if (!blk)
 		return -ENOMEM;
-	view_inline(&iv, ri);
+	view_inline(sbi, &iv, ri);
 	view_block(&bv, blk);
 	for (unsigned int i = 0; i < iv.nr; i++) {
 		if (!zf_le_bit_test(iv.bitmap, i))
@@ -241,8 +244,9 @@ static int convert_inline_dir(struct zlfs_sb *sbi, struct zinode *dir)
 		memcpy(bv.name[i], iv.name[i], ZF_SLOT_LEN);
 		zf_le_bit_set(bv.bitmap, i);
 	}
-	unsigned int bytes = zf_max_inline_data(zf_extra_isize_words(ri), zf_inline_xattr_words(ri, false));
-	memset(zf_inline_data(ri), 0, bytes);
+	struct zf_ishape sh;
+	zf_inode_shape(ri, zlfs_feat(sbi), &sh);
+	memset(zf_inline_data(ri), 0, sh.inline_max);
 	ri->i_inline &= (uint8_t)~(ZF_INLINE_DENTRY | ZF_INLINE_DOTS);
 	ri->i_current_depth = zf_cpu_to_le32(1);
 	ri->i_size = 0;
@@ -341,7 +345,7 @@ int zlfs_dir_drop_slot(struct zlfs_sb *sbi, struct zinode *dir, uint64_t block, 
 	if (block == UINT64_MAX) {
 		if (!has_inline_dentry(ri))
 			return -EINVAL;
-		view_inline(&v, ri);
+		view_inline(sbi, &v, ri);
 	} else {
 		if (has_inline_dentry(ri) || !(blk = malloc(ZF_BLKSIZE)))
 			return blk ? -EINVAL : -ENOMEM;
@@ -439,7 +443,7 @@ int zlfs_dir_iterate(struct zlfs_sb *sbi, struct zinode *dir, uint64_t pos,
 	uint64_t nblocks = inl ? 1 : dir_blocks(ri);
 	for (uint64_t b = start_block; b < nblocks; b++) {
 		if (inl) {
-			view_inline(&v, ri);
+			view_inline(sbi, &v, ri);
 		} else {
 			/* holes: on past a missing node's subtree at once */
 			uint64_t nx;

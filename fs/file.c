@@ -55,9 +55,12 @@ static bool is_inline(const struct zf_inode *ri)
 	return ri->i_inline & ZF_INLINE_DATA;
 }
 
-static unsigned int inline_max(const struct zf_inode *ri)
+static unsigned int inline_max(const struct zlfs_sb *sbi, const struct zf_inode *ri)
 {
-	return zf_max_inline_data(zf_extra_isize_words(ri), zf_inline_xattr_words(ri, false));
+	struct zf_ishape sh;
+
+	zf_inode_shape(ri, zlfs_feat(sbi), &sh);
+	return sh.inline_max;
 }
 
 /* Address of file block index, NULL_ADDR for a hole. */
@@ -73,7 +76,7 @@ static int block_addr(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, ui
 	}
 	if (ret)
 		return ret;
-	*addr = zf_le32_to_cpu(zlfs_dnode_addrs(dn, &nr)[ofs]);
+	*addr = zf_le32_to_cpu(zlfs_dnode_addrs(sbi, dn, &nr)[ofs]);
 	/* as the kernel's DATA_GENERIC_ENHANCE: inside the main area and valid in the SIT */
 	if (*addr != ZF_NULL_ADDR && *addr != ZF_NEW_ADDR && !zlfs_block_valid(sbi, *addr))
 		return zlfs_corrupt(sbi, "block %llu of inode %u is at %u, %s", (unsigned long long)index,
@@ -86,8 +89,9 @@ int zlfs_file_next_mapped(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index
 {
 	const uint64_t A = ZF_ADDRS_PER_BLOCK, AN = A * ZF_NIDS_PER_BLOCK;
 	struct zf_inode *ri = zi_raw(zi);
-	const uint64_t direct = ZF_ADDRS_PER_INODE - zf_extra_isize_words(ri) -
-				zf_inline_xattr_words(ri, false);
+	struct zf_ishape sh;
+	zf_inode_shape(ri, zlfs_feat(sbi), &sh);
+	const uint64_t direct = sh.addrs;
 	/* the inode's five node pointers and the blocks under each (F2FS's get_node_path) */
 	const uint64_t span[5] = { A, A, AN, AN, AN * ZF_NIDS_PER_BLOCK };
 	struct znode *dn;
@@ -188,7 +192,7 @@ int zlfs_file_read(struct zlfs_sb *sbi, struct zinode *zi, char *buf, size_t len
 	if (len > size - off)
 		len = (size_t)(size - off);
 	if (is_inline(ri)) {
-		unsigned int max = inline_max(ri);
+		unsigned int max = inline_max(sbi, ri);
 		const char *data = zf_inline_data(ri);
 		for (size_t i = 0; i < len; i++)
 			buf[i] = off + i < max ? data[off + i] : 0;
@@ -271,9 +275,9 @@ static int remap_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, u
 
 	if ((ret = zlfs_get_dnode(sbi, zi, index, true, &dn, &ofs)))
 		return ret;
-	zf_le32 *slot = &zlfs_dnode_addrs(dn, &nr)[ofs];
+	zf_le32 *slot = &zlfs_dnode_addrs(sbi, dn, &nr)[ofs];
 	uint32_t old = zf_le32_to_cpu(*slot);
-	uint16_t ofs_in_node = (uint16_t)(ofs + (dn == zi->node ? zf_extra_isize_words(zi_raw(zi)) : 0));
+	uint16_t ofs_in_node = (uint16_t)ofs;
 	if ((old == ZF_NULL_ADDR || old == ZF_NEW_ADDR) && !zlfs_avail_blocks(sbi))
 		return -ENOSPC;   /* a new block: from the user's share */
 	if ((ret = zlfs_alloc_block(sbi, log, dn->nid, ofs_in_node, sbi->nat[dn->nid].version, addr)))
@@ -302,7 +306,7 @@ static int alloc_for(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, uin
 
 	if ((ret = zlfs_get_dnode(sbi, zi, index, true, &dn, &ofs)))
 		return ret;
-	*old = zf_le32_to_cpu(zlfs_dnode_addrs(dn, &nr)[ofs]);
+	*old = zf_le32_to_cpu(zlfs_dnode_addrs(sbi, dn, &nr)[ofs]);
 	/*
 	 * A new block comes from the user's share, which the direct node just
 	 * made for it may have taken: the caller's check counted data only.
@@ -310,7 +314,7 @@ static int alloc_for(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, uin
 	 */
 	if ((*old == ZF_NULL_ADDR || *old == ZF_NEW_ADDR) && !zlfs_avail_blocks(sbi))
 		return -ENOSPC;
-	uint16_t ofs_in_node = (uint16_t)(ofs + (dn == zi->node ? zf_extra_isize_words(zi_raw(zi)) : 0));
+	uint16_t ofs_in_node = (uint16_t)ofs;
 	return zlfs_alloc_block(sbi, ZF_LOG_WARM_DATA, dn->nid, ofs_in_node,
 				sbi->nat[dn->nid].version, addr);
 }
@@ -330,7 +334,7 @@ static void commit_blocks(struct zlfs_sb *sbi, struct zinode *zi, uint64_t first
 			zlfs_invalidate_block(sbi, addrs[i]);
 			continue;
 		}
-		zf_le32 *slot = &zlfs_dnode_addrs(dn, &nr)[ofs];
+		zf_le32 *slot = &zlfs_dnode_addrs(sbi, dn, &nr)[ofs];
 		uint32_t cur = zf_le32_to_cpu(*slot);
 		/* GC moving the old block meanwhile is no reason to drop ours */
 		if (cur != olds[i] && !zlfs_seg_moved(sbi, olds[i], cur)) {
@@ -364,12 +368,12 @@ static int defer_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, c
 
 	if ((ret = zlfs_get_dnode(sbi, zi, index, true, &dn, &ofs)))
 		return ret;
-	zf_le32 *slot = &zlfs_dnode_addrs(dn, &nr)[ofs];
+	zf_le32 *slot = &zlfs_dnode_addrs(sbi, dn, &nr)[ofs];
 	uint32_t old = zf_le32_to_cpu(*slot);
 	struct zlfs_bslot bs = {
 		.nid = dn->nid,
 		.slot = (uint16_t)ofs,
-		.ofs_in_node = (uint16_t)(ofs + (dn == zi->node ? zf_extra_isize_words(zi_raw(zi)) : 0)),
+		.ofs_in_node = (uint16_t)ofs,
 		.log = (uint8_t)log,
 		.reserve = old == ZF_NULL_ADDR || old == ZF_NEW_ADDR,
 	};
@@ -417,7 +421,7 @@ int zlfs_convert_inline(struct zlfs_sb *sbi, struct zinode *zi)
 	blk = calloc(1, ZF_BLKSIZE);
 	if (!blk)
 		return -ENOMEM;
-	unsigned int max = inline_max(ri);
+	unsigned int max = inline_max(sbi, ri);
 	uint64_t size = zf_le64_to_cpu(ri->i_size);
 	memcpy(blk, zf_inline_data(ri), size < max ? size : max);
 	memset(zf_inline_data(ri), 0, max);
@@ -541,7 +545,7 @@ int zlfs_file_truncate(struct zlfs_sb *sbi, struct zinode *zi, uint64_t size)
 	if (size / ZF_BLKSIZE > zlfs_max_file_blocks())
 		return -EFBIG;
 	if (is_inline(ri)) {
-		unsigned int max = inline_max(ri);
+		unsigned int max = inline_max(sbi, ri);
 		if (size > max) {
 			if ((ret = zlfs_convert_inline(sbi, zi)))
 				return ret;
@@ -586,7 +590,7 @@ static int punch_blocks(struct zlfs_sb *sbi, struct zinode *zi, uint64_t from, u
 		}
 		if (ret)
 			return ret;
-		zf_le32 *slot = &zlfs_dnode_addrs(dn, &nr)[ofs];
+		zf_le32 *slot = &zlfs_dnode_addrs(sbi, dn, &nr)[ofs];
 		uint32_t a = zf_le32_to_cpu(*slot);
 		if (a == ZF_NULL_ADDR)
 			continue;

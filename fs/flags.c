@@ -16,7 +16,11 @@
  * casefolding need features zlfs images never have: EOPNOTSUPP); a flag a
  * file type cannot carry is EOPNOTSUPP; a change stamps ctime.  New inodes
  * inherit sync, nodump, noatime, dirsync and projinherit from their
- * directory (directory-only ones only by directories).  noatime is honoured
+ * directory (directory-only ones only by directories).  Project IDs
+ * (project_quota volumes: i_projid in the extra attributes) are shown and
+ * set through the xflags calls and inherited under PROJINHERIT, where a
+ * link or rename from another project is EXDEV, as F2FS does; usage is not
+ * counted (zlfs keeps no quota files).  noatime is honoured
  * (inode.c's zlfs_atime_due); sync and dirsync are kept and shown but do not
  * make writes synchronous: with the kernel's writeback cache a write(2)
  * returns before zlfs sees it.
@@ -129,6 +133,13 @@ int zlfs_flags_set(struct zlfs_sb *sbi, struct zinode *zi, uint32_t fl)
 	return set_masked(sbi, zi, fl, ~0u);
 }
 
+uint32_t zlfs_projid(struct zinode *zi)
+{
+	const struct zf_inode *ri = zi_raw(zi);
+
+	return ZF_EXTRA_HAS(ri, i_projid) ? zf_le32_to_cpu(ri->i_projid) : 0;
+}
+
 void zlfs_flags_get_x(struct zinode *zi, struct fsxattr *fa)
 {
 	uint32_t fl = zlfs_flags_get(zi);
@@ -137,7 +148,25 @@ void zlfs_flags_get_x(struct zinode *zi, struct fsxattr *fa)
 	for (size_t i = 0; i < sizeof(xmap) / sizeof(xmap[0]); i++)
 		if (fl & xmap[i].fl)
 			fa->fsx_xflags |= xmap[i].xfl;
-	/* no project quota on zlfs images: every inode is in project 0 */
+	fa->fsx_projid = zlfs_projid(zi);
+}
+
+/*
+ * Can zi's project become projid?  As F2FS's f2fs_ioc_setproject: without
+ * project_quota only project 0 exists; the inode must have extra
+ * attributes that reach i_projid (EOVERFLOW for an old, short area).
+ */
+static int projid_settable(struct zlfs_sb *sbi, struct zinode *zi, uint32_t projid)
+{
+	const struct zf_inode *ri = zi_raw(zi);
+
+	if (projid == zlfs_projid(zi))
+		return 0;
+	if (!(zlfs_feat(sbi) & ZF_FEAT_PRJQUOTA) || !(ri->i_inline & ZF_EXTRA_ATTR))
+		return -EOPNOTSUPP;
+	if (!ZF_EXTRA_HAS(ri, i_projid))
+		return -EOVERFLOW;
+	return 0;
 }
 
 int zlfs_flags_set_x(struct zlfs_sb *sbi, struct zinode *zi, const struct fsxattr *fa)
@@ -149,9 +178,32 @@ int zlfs_flags_set_x(struct zlfs_sb *sbi, struct zinode *zi, const struct fsxatt
 			fl |= xmap[i].fl;
 			x &= ~xmap[i].xfl;
 		}
-	if (x || fa->fsx_projid || fa->fsx_extsize || fa->fsx_cowextsize)
+	if (x || fa->fsx_extsize || fa->fsx_cowextsize)
 		return -EOPNOTSUPP;
-	return set_masked(sbi, zi, fl, COMMON);
+	int ret = projid_settable(sbi, zi, fa->fsx_projid);
+	if (ret || (ret = set_masked(sbi, zi, fl, COMMON)))
+		return ret;
+	if (fa->fsx_projid != zlfs_projid(zi)) {
+		zi_raw(zi)->i_projid = zf_cpu_to_le32(fa->fsx_projid);
+		zlfs_inode_dirty(sbi, zi);   /* (set_masked stamped ctime) */
+	}
+	return 0;
+}
+
+void zlfs_proj_inherit(struct zlfs_sb *sbi, struct zinode *dir, struct zinode *zi)
+{
+	struct zf_inode *ri = zi_raw(zi);
+
+	if ((zlfs_feat(sbi) & ZF_FEAT_PRJQUOTA) && (stored(dir) & ZF_FL_PROJINHERIT) &&
+	    ZF_EXTRA_HAS(ri, i_projid))
+		ri->i_projid = zf_cpu_to_le32(zlfs_projid(dir));
+}
+
+int zlfs_may_link_proj(struct zinode *dir, struct zinode *zi)
+{
+	if ((stored(dir) & ZF_FL_PROJINHERIT) && zlfs_projid(dir) != zlfs_projid(zi))
+		return -EXDEV;
+	return 0;
 }
 
 uint32_t zlfs_flags_inherit(struct zinode *dir, mode_t mode)

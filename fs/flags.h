@@ -17,6 +17,11 @@ void zlfs_flags_get_x(struct zinode *zi, struct fsxattr *fa);
 int zlfs_flags_set_x(struct zlfs_sb *sbi, struct zinode *zi, const struct fsxattr *fa);
 /* The flags a new inode of this mode takes from its directory. */
 uint32_t zlfs_flags_inherit(struct zinode *dir, mode_t mode);
+/* The project ID (i_projid, 0 without one); a new inode's under PROJINHERIT. */
+uint32_t zlfs_projid(struct zinode *zi);
+void zlfs_proj_inherit(struct zlfs_sb *sbi, struct zinode *dir, struct zinode *zi);
+/* -EXDEV: zi may not get a name in dir, a PROJINHERIT directory of another project. */
+int zlfs_may_link_proj(struct zinode *dir, struct zinode *zi);
 /* Each 0 or -EPERM, as the VFS answers for an immutable or append-only inode. */
 int zlfs_may_open(struct zinode *zi, int flags);        /* open(2) flags */
 /* What a setattr changes, for zlfs_may_setattr. */

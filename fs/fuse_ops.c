@@ -157,7 +157,7 @@ static void fill_entry(struct zlfs_sb *sbi, struct zinode *zi, struct fuse_entry
 {
 	struct zattr a;
 
-	zlfs_attr_from_inode(zi->ino, zi_raw(zi), &a);
+	zlfs_attr_from_inode(zi->ino, zi_raw(zi), zlfs_feat(sbi), &a);
 	zl_entry_from_attr(&a, e);
 	zlfs_inode_ref(sbi, zi);
 }

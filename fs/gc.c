@@ -186,9 +186,12 @@ static zf_le32 *data_slot(struct zlfs_sb *sbi, const struct gcb *b, struct znode
 	if (zf_le32_to_cpu(n->footer.nid) == zf_le32_to_cpu(n->footer.ino) && zf_node_ofs(n) == 0) {
 		if (n->i.i_inline & (ZF_INLINE_DATA | ZF_INLINE_DENTRY))
 			return NULL;
-		if (b->ofs >= ZF_ADDRS_PER_INODE)
+		/* the SSA counts inode slots from the first address, past the extra attributes */
+		struct zf_ishape sh;
+		zf_inode_shape(&n->i, zlfs_feat(sbi), &sh);
+		if (b->ofs >= sh.addrs)
 			return NULL;
-		return &n->i.i_addr[b->ofs];
+		return &n->i.i_addr[sh.extra + b->ofs];
 	}
 	if (b->ofs >= ZF_ADDRS_PER_BLOCK)
 		return NULL;

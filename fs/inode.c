@@ -110,7 +110,7 @@ static int inode_node(struct zlfs_sb *sbi, uint32_t ino, struct znode **out)
 		return ret;
 	/* zlfs's own inodes pass; a bad one is refused before its fields steer anything */
 	char why[200];
-	if (zf_check_inode(&n->blk, sbi->max_nid, why, sizeof(why)))
+	if (zf_check_inode(&n->blk, sbi->max_nid, zlfs_feat(sbi), why, sizeof(why)))
 		return zlfs_corrupt(sbi, "%s", why);
 	*out = n;
 	return 0;
@@ -150,7 +150,7 @@ static bool inode_block_ok(const struct zlfs_sb *sbi, uint32_t ino, const struct
 {
 	return sbi->nat[ino].ino == ino &&
 	       !zf_check_node_footer(&n->blk, ino, ino, ZF_NODE_KIND_INODE, NULL, 0) &&
-	       !zf_check_inode(&n->blk, sbi->max_nid, NULL, 0);
+	       !zf_check_inode(&n->blk, sbi->max_nid, zlfs_feat(sbi), NULL, 0);
 }
 
 int zlfs_inode_attr(struct zlfs_sb *sbi, uint32_t ino, struct zattr *a)
@@ -163,14 +163,14 @@ int zlfs_inode_attr(struct zlfs_sb *sbi, uint32_t ino, struct zattr *a)
 	zlfs_cache_lock(sbi);
 	struct zinode *zi = ifind(sbi, ino);
 	if (zi && zi->node)
-		zlfs_attr_from_inode(ino, zi_raw(zi), a);
+		zlfs_attr_from_inode(ino, zi_raw(zi), zlfs_feat(sbi), a);
 	else if ((n = zlfs_node_cached(sbi, ino)) && inode_block_ok(sbi, ino, n))
-		zlfs_attr_from_inode(ino, &n->blk.i, a);
+		zlfs_attr_from_inode(ino, &n->blk.i, zlfs_feat(sbi), a);
 	else if (n || !zlfs_acache_get(sbi, ino, a))
 		ret = 1;   /* not at hand: read the block */
 	zlfs_cache_unlock(sbi);
 	if (ret == 1 && !(ret = inode_node(sbi, ino, &n)))
-		zlfs_attr_from_inode(ino, &n->blk.i, a);   /* only exclusive holders evict n */
+		zlfs_attr_from_inode(ino, &n->blk.i, zlfs_feat(sbi), a);   /* only exclusive holders evict n */
 	return ret;
 }
 
@@ -312,6 +312,28 @@ static uint32_t new_generation(void)
 	return (uint32_t)random() ^ (uint32_t)ts.tv_nsec ^ ((uint32_t)getpid() << 16);
 }
 
+/*
+ * A new inode's extra attributes, as the kernel's f2fs_new_inode makes
+ * them on a volume with extra_attr: all of them (i_extra_isize 36, the
+ * area the kernel knows), no inline xattr area of its own
+ * (i_inline_xattr_size 0: zlfs puts xattrs in a node), project 0 until
+ * the caller inherits one, the creation time the same as the mtime.
+ * The checksum is set when the block is written.
+ */
+static void extra_attrs(struct zlfs_sb *sbi, struct zf_inode *ri)
+{
+	if (!(zlfs_feat(sbi) & ZF_FEAT_EXTRA_ATTR))
+		return;
+	ri->i_inline |= ZF_EXTRA_ATTR;
+	ri->i_extra_isize = zf_cpu_to_le16(ZF_EXTRA_ATTR_SIZE);
+	ri->i_inline_xattr_size = 0;
+	ri->i_projid = 0;
+	if (zlfs_feat(sbi) & ZF_FEAT_INODE_CRTIME) {
+		ri->i_crtime = ri->i_mtime;
+		ri->i_crtime_nsec = ri->i_mtime_nsec;
+	}
+}
+
 int zlfs_inode_new(struct zlfs_sb *sbi, mode_t mode, uid_t uid, gid_t gid, uint32_t pino,
 		   struct zinode **out)
 {
@@ -345,6 +367,7 @@ int zlfs_inode_new(struct zlfs_sb *sbi, mode_t mode, uid_t uid, gid_t gid, uint3
 		return -ENOMEM;
 	}
 	zlfs_inode_touch(zi, true, true, true);
+	extra_attrs(sbi, ri);
 	sbi->valid_inode_count++;
 	*out = zi;
 	return 0;
@@ -374,7 +397,7 @@ void zlfs_inode_stat(struct zlfs_sb *sbi, struct zinode *zi, struct stat *st)
 	struct zattr a;
 
 	(void)sbi;
-	zlfs_attr_from_inode(zi->ino, zi_raw(zi), &a);
+	zlfs_attr_from_inode(zi->ino, zi_raw(zi), zlfs_feat(sbi), &a);
 	zlfs_attr_stat(&a, st);
 }
 

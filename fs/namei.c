@@ -103,6 +103,7 @@ static int create(struct zlfs_sb *sbi, const struct zlfs_cred *ctx, uint32_t par
 		return ret;
 	set_name(zi, name);
 	zi_raw(zi)->i_flags = zf_cpu_to_le32(zlfs_flags_inherit(dir, mode));
+	zlfs_proj_inherit(sbi, dir, zi);
 	if (!S_ISLNK(mode)) {
 		mode_t m = mode;
 		ret = zlfs_acl_inherit(sbi, dir, zi, &m);
@@ -227,6 +228,7 @@ int zlfs_link(struct zlfs_sb *sbi, uint32_t ino, uint32_t newparent, const char 
 	if (!ret)
 		return -EEXIST;
 	if (ret != -ENOENT || (ret = zlfs_may_add(dir)) || (ret = zlfs_may_change(zi)) ||
+	    (ret = zlfs_may_link_proj(dir, zi)) ||
 	    (ret = zlfs_dir_add(sbi, dir, newname, strlen(newname), zi->ino,
 						  zlfs_ftype(zf_le16_to_cpu(ri->i_mode)))))
 		return ret;
@@ -296,6 +298,10 @@ static int rename_names(struct zlfs_sb *sbi, uint32_t parent, const char *name,
 	/* the VFS's may_delete of the source, and of the target or may_create */
 	if ((ret = zlfs_may_delete(od, src)) ||
 	    (ret = exists ? zlfs_may_delete(nd, dst) : zlfs_may_add(nd)))
+		return ret;
+	/* F2FS: no name in a PROJINHERIT directory for another project's inode */
+	if ((ret = zlfs_may_link_proj(nd, src)) ||
+	    ((flags & RENAME_EXCHANGE) && (ret = zlfs_may_link_proj(od, dst))))
 		return ret;
 	bool sdir = S_ISDIR(zf_le16_to_cpu(zi_raw(src)->i_mode));
 	bool ddir = exists && S_ISDIR(zf_le16_to_cpu(zi_raw(dst)->i_mode));

@@ -265,8 +265,9 @@ static void ra_insert(struct zlfs_sb *sbi, uint32_t addr, const struct zf_node *
 	for (uint32_t k = 1; k < n; k++) {
 		uint32_t nid = zf_le32_to_cpu(blks[k].footer.nid);
 		if (!zlfs_block_valid(sbi, addr + k) || nid < ZF_FIRST_FREE_NID - 1 ||
-		    nid >= sbi->max_nid || sbi->nat[nid].blkaddr != addr + k)
-			continue;
+		    nid >= sbi->max_nid || sbi->nat[nid].blkaddr != addr + k ||
+		    (!sbi->csum_rewrite && !zf_inode_csum_ok(&blks[k], zlfs_feat(sbi), sbi->csum_seed)))
+			continue;   /* (a bad checksum is reported when the node is asked for) */
 		struct znode *rn = malloc(sizeof(*rn));
 		if (!rn)
 			return;
@@ -293,6 +294,22 @@ static int node_check(struct zlfs_sb *sbi, const struct znode *n, uint32_t ino,
 	if (!zf_check_node_footer(&n->blk, n->nid, ino, kind, why, sizeof(why)))
 		return 0;
 	return zlfs_corrupt(sbi, "%s", why);
+}
+
+/*
+ * An inode block just read: its checksum (inode_checksum volumes), as the
+ * kernel's f2fs_inode_chksum_verify.  Checked only when a block comes from
+ * the device: a cached inode changes before its next write sets the sum.
+ */
+static int node_csum_check(struct zlfs_sb *sbi, const struct znode *n)
+{
+	if (zf_inode_csum_ok(&n->blk, zlfs_feat(sbi), sbi->csum_seed))
+		return 0;
+	if (sbi->csum_rewrite)   /* fsck.zlfs repairing it: the next write sets a fresh sum */
+		return 0;
+	return zlfs_corrupt(sbi, "inode %u: checksum 0x%08x stored, 0x%08x computed (the inode "
+			    "block is damaged)", n->nid, zf_le32_to_cpu(n->blk.i.i_inode_checksum),
+			    zf_inode_csum(&n->blk, sbi->csum_seed));
 }
 
 int zlfs_node_get(struct zlfs_sb *sbi, uint32_t nid, uint32_t ino, enum zf_node_kind kind,
@@ -345,7 +362,7 @@ int zlfs_node_get(struct zlfs_sb *sbi, uint32_t nid, uint32_t ino, enum zf_node_
 		ra_insert(sbi, addr, blks, ra);
 		free(blks);
 	}
-	if ((ret = node_check(sbi, n, ino, kind))) {
+	if ((ret = node_check(sbi, n, ino, kind)) || (ret = node_csum_check(sbi, n))) {
 		free(n);
 		return ret;
 	}
@@ -372,6 +389,10 @@ int zlfs_node_gc_dirty(struct zlfs_sb *sbi, uint32_t nid, const void *blk)
 			return -ENOENT;
 		if (zf_le32_to_cpu(b->footer.nid) != nid)
 			return -ZLFS_EFSCORRUPTED;
+		/* moving a damaged inode would give it a fresh, valid checksum */
+		if (!sbi->csum_rewrite && !zf_inode_csum_ok(b, zlfs_feat(sbi), sbi->csum_seed))
+			return zlfs_corrupt(sbi, "inode %u: checksum mismatch in the block GC moves",
+					    nid);
 		if (!(n = cache_add(sbi, nid)))
 			return -ENOMEM;
 		memcpy(&n->blk, blk, ZF_BLKSIZE);
@@ -630,9 +651,9 @@ void zlfs_node_shrink(struct zlfs_sb *sbi, uint32_t max)
 			const struct zf_inode *ri = &n->blk.i;
 			if (zf_le32_to_cpu(n->blk.footer.ino) == n->nid && !zf_node_ofs(&n->blk) &&
 			    sbi->nat[n->nid].ino == n->nid &&
-			    !zf_check_inode(&n->blk, sbi->max_nid, NULL, 0)) {
+			    !zf_check_inode(&n->blk, sbi->max_nid, zlfs_feat(sbi), NULL, 0)) {
 				struct zattr a;
-				zlfs_attr_from_inode(n->nid, ri, &a);
+				zlfs_attr_from_inode(n->nid, ri, zlfs_feat(sbi), &a);
 				zlfs_acache_put(sbi, &a);
 			}
 			cache_drop(sbi, n);
@@ -647,15 +668,17 @@ void zlfs_node_shrink(struct zlfs_sb *sbi, uint32_t max)
 /* ---- block mapping ------------------------------------------------------------------ */
 
 /* Addresses slots of the inode: after extra attributes, before inline xattrs. */
-static unsigned int inode_addrs(const struct zf_inode *ri, unsigned int *first)
+static unsigned int inode_addrs(const struct zlfs_sb *sbi, const struct zf_inode *ri,
+				unsigned int *first)
 {
-	unsigned int extra = zf_extra_isize_words(ri);
-	unsigned int xattr = zf_inline_xattr_words(ri, false);
-	*first = extra;
-	return ZF_ADDRS_PER_INODE - extra - xattr;
+	struct zf_ishape sh;
+
+	zf_inode_shape(ri, zlfs_feat(sbi), &sh);
+	*first = sh.extra;
+	return sh.addrs;
 }
 
-uint64_t zlfs_node_start_index(struct zinode *zi, unsigned int ofs)
+uint64_t zlfs_node_start_index(struct zlfs_sb *sbi, struct zinode *zi, unsigned int ofs)
 {
 	const uint64_t indirect = 2 * ZF_NIDS_PER_BLOCK + 4;
 	uint64_t bidx;
@@ -670,15 +693,15 @@ uint64_t zlfs_node_start_index(struct zinode *zi, unsigned int ofs)
 		bidx = ofs - 2 - (ofs - 4) / (ZF_NIDS_PER_BLOCK + 1);
 	else
 		bidx = ofs - 5 - (ofs - indirect - 3) / (ZF_NIDS_PER_BLOCK + 1);
-	return bidx * ZF_ADDRS_PER_BLOCK + inode_addrs(zi_raw(zi), &first);
+	return bidx * ZF_ADDRS_PER_BLOCK + inode_addrs(sbi, zi_raw(zi), &first);
 }
 
-uint32_t *zlfs_dnode_addrs(struct znode *dn, unsigned int *nr)
+uint32_t *zlfs_dnode_addrs(struct zlfs_sb *sbi, struct znode *dn, unsigned int *nr)
 {
 	if (zf_le32_to_cpu(dn->blk.footer.nid) == zf_le32_to_cpu(dn->blk.footer.ino) &&
 	    zf_node_ofs(&dn->blk) == 0) {
 		unsigned int first;
-		*nr = inode_addrs(&dn->blk.i, &first);
+		*nr = inode_addrs(sbi, &dn->blk.i, &first);
 		return &dn->blk.i.i_addr[first];
 	}
 	*nr = ZF_ADDRS_PER_BLOCK;
@@ -766,7 +789,7 @@ int zlfs_get_dnode(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, bool 
 {
 	unsigned int offset[4], noffset[4], first;
 	struct zf_inode *ri = zi_raw(zi);
-	unsigned int direct = inode_addrs(ri, &first);
+	unsigned int direct = inode_addrs(sbi, ri, &first);
 	int depth = node_path(direct, index, offset, noffset), ret;
 	struct znode *parent = zi->node, *child;
 	bool is_dir = S_ISDIR(zf_le16_to_cpu(ri->i_mode));
@@ -887,7 +910,7 @@ static int trunc_node(struct zlfs_sb *sbi, struct zinode *zi, uint32_t nid, int 
 int zlfs_truncate_blocks(struct zlfs_sb *sbi, struct zinode *zi, uint64_t from)
 {
 	struct zf_inode *ri = zi_raw(zi);
-	unsigned int first, direct = inode_addrs(ri, &first);
+	unsigned int first, direct = inode_addrs(sbi, ri, &first);
 	uint64_t base = direct;
 	static const int depth[ZF_NIDS_PER_INODE] = { 0, 0, 1, 1, 2 };
 	int ret;

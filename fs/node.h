@@ -56,7 +56,7 @@ void zlfs_node_after_cp(struct zlfs_sb *sbi);
 /* Is node offset ofs (F2FS's tree numbering) a dnode: inode, direct or xattr node? */
 bool zlfs_node_ofs_is_dnode(unsigned int ofs);
 /* First file block a dnode at tree offset ofs maps (F2FS's start_bidx_of_node). */
-uint64_t zlfs_node_start_index(struct zinode *zi, unsigned int ofs);
+uint64_t zlfs_node_start_index(struct zlfs_sb *sbi, struct zinode *zi, unsigned int ofs);
 /*
  * Drop clean, unpinned nodes, least recently used first, until at most max
  * are cached; inode blocks leave their attributes in the attribute cache.
@@ -71,7 +71,7 @@ struct znode *zlfs_node_cached(struct zlfs_sb *sbi, uint32_t nid);
  */
 int zlfs_get_dnode(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, bool alloc,
 		   struct znode **dn, unsigned int *ofs);
-uint32_t *zlfs_dnode_addrs(struct znode *dn, unsigned int *nr);
+uint32_t *zlfs_dnode_addrs(struct zlfs_sb *sbi, struct znode *dn, unsigned int *nr);
 /* Free every block and node of zi from file block `from` on. */
 int zlfs_truncate_blocks(struct zlfs_sb *sbi, struct zinode *zi, uint64_t from);
 uint64_t zlfs_max_file_blocks(void);

@@ -154,7 +154,7 @@ static bool chain_read(struct zlfs_sb *sbi, struct zrecovery *rc, uint8_t *seen,
 		return false;
 	/* an inode block is checked before any of its fields steer the replay */
 	char why[200];
-	if (is_inode_block(blk) && zf_check_inode(blk, sbi->max_nid, why, sizeof(why))) {
+	if (is_inode_block(blk) && zf_check_inode(blk, sbi->max_nid, zlfs_feat(sbi), why, sizeof(why))) {
 		fprintf(stderr, "zlfs: roll-forward: the chain ends at block %u: %s\n", addr, why);
 		return false;
 	}
@@ -221,7 +221,7 @@ static int recover_inline(struct zlfs_sb *sbi, struct zinode *zi, const struct z
 			  bool *inline_data)
 {
 	struct zf_inode *ri = zi_raw(zi);
-	unsigned int xw = zf_inline_xattr_words(si, false);
+	unsigned int xw = zf_inline_xattr_words(si, zlfs_feat(sbi));
 	int ret;
 
 	*inline_data = false;
@@ -239,8 +239,9 @@ static int recover_inline(struct zlfs_sb *sbi, struct zinode *zi, const struct z
 		ri->i_inline = (uint8_t)((ri->i_inline & ~ZF_DATA_EXIST) | (si->i_inline & ZF_DATA_EXIST));
 		*inline_data = true;
 	} else if (ri->i_inline & ZF_INLINE_DATA) {
-		unsigned int max = zf_max_inline_data(zf_extra_isize_words(ri),
-						      zf_inline_xattr_words(ri, false));
+		struct zf_ishape sh;
+		zf_inode_shape(ri, zlfs_feat(sbi), &sh);
+		unsigned int max = sh.inline_max;
 		memset(zf_inline_data(ri), 0, max);
 		ri->i_inline &= (uint8_t)~(ZF_INLINE_DATA | ZF_DATA_EXIST);
 	}
@@ -282,14 +283,13 @@ static int recover_slots(struct zlfs_sb *sbi, struct zrecovery *rc, struct zinod
 {
 	struct zf_inode *ri = zi_raw(zi);
 	struct znode *dn, tmp;
-	unsigned int o, ncur, nsrc, base = 0;
+	unsigned int o, ncur, nsrc;
 	int ret;
 
 	if (ofs == 0) {
 		dn = zi->node;
-		base = zf_extra_isize_words(ri);
 	} else {
-		uint64_t start = zlfs_node_start_index(zi, ofs);
+		uint64_t start = zlfs_node_start_index(sbi, zi, ofs);
 		if ((ret = zlfs_get_dnode(sbi, zi, start, true, &dn, &o)))
 			return ret;
 		if (o != 0 || zf_node_ofs(&dn->blk) != ofs) {
@@ -298,9 +298,9 @@ static int recover_slots(struct zlfs_sb *sbi, struct zrecovery *rc, struct zinod
 			return 0;
 		}
 	}
-	zf_le32 *cur = zlfs_dnode_addrs(dn, &ncur);
+	zf_le32 *cur = zlfs_dnode_addrs(sbi, dn, &ncur);
 	memcpy(&tmp.blk, src, ZF_BLKSIZE);
-	const zf_le32 *from = zlfs_dnode_addrs(&tmp, &nsrc);
+	const zf_le32 *from = zlfs_dnode_addrs(sbi, &tmp, &nsrc);
 	unsigned int n = ncur < nsrc ? ncur : nsrc;
 	for (unsigned int i = 0; i < n; i++) {
 		uint32_t was = zf_le32_to_cpu(cur[i]), dest = zf_le32_to_cpu(from[i]);
@@ -319,7 +319,8 @@ static int recover_slots(struct zlfs_sb *sbi, struct zrecovery *rc, struct zinod
 				rc->skipped++;     /* the data write never reached the device */
 				continue;
 			}
-			ret = zlfs_seg_claim_block(sbi, dest, dn->nid, (uint16_t)(base + i),
+			/* the SSA's ofs_in_node counts from the first address, as F2FS's */
+			ret = zlfs_seg_claim_block(sbi, dest, dn->nid, (uint16_t)i,
 						   sbi->nat[dn->nid].version, was == ZF_NULL_ADDR);
 			if (ret == -EEXIST || ret == -EINVAL) {
 				fprintf(stderr, "zlfs: recovery: inode %u: block %u is not free; slot "
@@ -331,7 +332,7 @@ static int recover_slots(struct zlfs_sb *sbi, struct zrecovery *rc, struct zinod
 			rc->claimed++;
 			/* the kernel's do_recover_data: a block past i_size extends it,
 			 * unless fallocate kept the size (FADVISE_KEEP_SIZE) */
-			uint64_t at = (zlfs_node_start_index(zi, ofs) + i) * ZF_BLKSIZE;
+			uint64_t at = (zlfs_node_start_index(sbi, zi, ofs) + i) * ZF_BLKSIZE;
 			if (!(ri->i_advise & ZF_FADVISE_KEEP_SIZE) && zf_le64_to_cpu(ri->i_size) <= at)
 				ri->i_size = zf_cpu_to_le64(at + ZF_BLKSIZE);
 		}

@@ -132,6 +132,8 @@ int zlfs_stats_status(struct zlfs_sb *sbi, const struct zlfs_req_count *reqs, si
 	/* 0, or the negative errno of the device error that made the volume read-only */
 	put(&b, "device_error=%d\n", zlfs_is_shut_down(sbi) ? 0 : sbi->fatal);
 	put(&b, "read_only=%d\n", sbi->ro || sbi->fatal);
+	if (__atomic_load_n(&sbi->fatal_why_set, __ATOMIC_ACQUIRE))
+		put(&b, "inconsistency=%s\n", sbi->fatal_why);
 	/* the going-down ioctl stopped it (shutdown.c) */
 	put(&b, "shut_down=%d\n", zlfs_is_shut_down(sbi));
 	put(&b, "gc=%s\n", sbi->gco.mode == ZLFS_GC_OFF ? "off" :

@@ -24,25 +24,11 @@
 #include "acache.h"
 #include "inode.h"
 #include "recovery.h"
+#include "zlfs/f2fs_feature.h"
 #include "zlfs/probe.h"
 
 /* ---- superblock ------------------------------------------------------------------- */
 
-static const struct { uint32_t bit; const char *name; } feature_names[] = {
-	{ ZF_FEAT_ENCRYPT, "encrypt" },
-	{ ZF_FEAT_ATOMIC_WRITE, "atomic_write" },
-	{ ZF_FEAT_EXTRA_ATTR, "extra_attr" },
-	{ ZF_FEAT_PRJQUOTA, "project_quota" },
-	{ ZF_FEAT_INODE_CHKSUM, "inode_checksum" },
-	{ ZF_FEAT_FLEXIBLE_INLINE_XATTR, "flexible_inline_xattr" },
-	{ ZF_FEAT_QUOTA_INO, "quota" },
-	{ ZF_FEAT_INODE_CRTIME, "inode_crtime" },
-	{ ZF_FEAT_LOST_FOUND, "lost_found" },
-	{ ZF_FEAT_VERITY, "verity" },
-	{ ZF_FEAT_CASEFOLD, "casefold" },
-	{ ZF_FEAT_COMPRESSION, "compression" },
-	{ ZF_FEAT_RO, "readonly" },
-};
 
 /*
  * Open the volume's devices: spec, and when its superblock lists several
@@ -150,6 +136,7 @@ static int read_super(struct zlfs_sb *sbi, char *err, size_t errlen)
 			fprintf(stderr, "zlfs: first superblock refused (%s): using the second\n",
 				why[0]);
 		memcpy(&sbi->sb, sb, sizeof(*sb));
+		sbi->csum_seed = zf_csum_seed(sb->uuid);
 		ret = 0;
 		break;
 	}
@@ -171,19 +158,8 @@ static int read_super(struct zlfs_sb *sbi, char *err, size_t errlen)
 				 why[0], why[1]);
 		return ret;
 	}
-	uint32_t feat = zf_le32_to_cpu(sbi->sb.feature);
-	for (size_t i = 0; i < sizeof(feature_names) / sizeof(feature_names[0]); i++) {
-		if (feat & feature_names[i].bit) {
-			snprintf(err, errlen, "the filesystem uses the F2FS feature '%s', which zlfs "
-				 "does not support", feature_names[i].name);
-			return -EOPNOTSUPP;
-		}
-	}
-	if (feat & ~(ZF_FEATURES_KNOWN)) {
-		snprintf(err, errlen, "the filesystem uses unknown F2FS features 0x%x",
-			 feat & ~ZF_FEATURES_KNOWN);
-		return -EOPNOTSUPP;
-	}
+	if ((ret = zf_check_features(zf_le32_to_cpu(sbi->sb.feature), err, errlen)))
+		return ret;
 	return 0;
 }
 
@@ -209,7 +185,7 @@ static int check_root(struct zlfs_sb *sbi, char *err, size_t errlen)
 			 root, zlfs_zdev_strerror(ret));
 		return ret;
 	}
-	if (zf_check_inode(&n->blk, sbi->max_nid, why, sizeof(why))) {
+	if (zf_check_inode(&n->blk, sbi->max_nid, zlfs_feat(sbi), why, sizeof(why))) {
 		snprintf(err, errlen, "the root directory (inode %u) is damaged (%s): run fsck.zlfs",
 			 root, why);
 		return -ZLFS_EFSCORRUPTED;
@@ -321,6 +297,7 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 	pthread_mutex_init(&sbi->wr_lock, NULL);
 	pthread_cond_init(&sbi->wr_cv, NULL);
 	sbi->ro = o && o->ro;
+	sbi->csum_rewrite = o && o->csum_rewrite && !sbi->ro;
 	sbi->fsync_cp = o && o->fsync_cp;
 	sbi->atime = o ? o->atime : ZLFS_ATIME_RELATIME;
 	sbi->nodiratime = o && o->nodiratime;

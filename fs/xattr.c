@@ -1,8 +1,9 @@
 /*
  * xattr.c - extended attributes in F2FS's format, and POSIX ACLs.
  *
- * An inode's xattrs are one buffer: the inline area (when the inode has
- * INLINE_XATTR: the last ZF_INLINE_XATTR_ADDRS words of i_addr) followed
+ * An inode's xattrs are one buffer: the inline area (the last words of
+ * i_addr: ZF_INLINE_XATTR_ADDRS with INLINE_XATTR or INLINE_DENTRY, or the
+ * inode's i_inline_xattr_size on a flexible_inline_xattr volume) followed
  * by the xattr node (i_xattr_nid, ZF_XATTR_NODE_BYTES).  It starts with a
  * zf_xattr_header; entries follow, 4-byte aligned, and a zero word ends
  * them.  Names are stored without their prefix, which e_name_index gives.
@@ -32,7 +33,8 @@
 #include "flags.h"
 #include "xattr.h"
 
-#define BUF_MAX (ZF_INLINE_XATTR_ADDRS * 4 + ZF_XATTR_NODE_BYTES)
+/* the largest inline area (flexible_inline_xattr) and the node */
+#define BUF_MAX (ZF_MAX_INLINE_XATTR_WORDS * 4 + ZF_XATTR_NODE_BYTES)
 
 static const struct { const char *prefix; uint8_t index; } prefixes[] = {
 	{ "user.", ZF_XATTR_INDEX_USER },
@@ -81,14 +83,15 @@ static const char *index_prefix(uint8_t index)
 	}
 }
 
-static unsigned int inline_bytes(const struct zf_inode *ri)
+/* The inline xattr area: F2FS's inline_xattr_size (the volume's features decide it) */
+static unsigned int inline_bytes(const struct zlfs_sb *sbi, const struct zf_inode *ri)
 {
-	return (ri->i_inline & ZF_INLINE_XATTR) ? ZF_INLINE_XATTR_ADDRS * 4 : 0;
+	return zf_inline_xattr_words(ri, zlfs_feat(sbi)) * 4;
 }
 
-static uint8_t *inline_area(struct zf_inode *ri)
+static uint8_t *inline_area(const struct zlfs_sb *sbi, struct zf_inode *ri)
 {
-	return (uint8_t *)&ri->i_addr[ZF_ADDRS_PER_INODE - ZF_INLINE_XATTR_ADDRS];
+	return zf_inline_xattr_area(ri, zlfs_feat(sbi));
 }
 
 int zlfs_xattr_check_name(const char *name)
@@ -103,13 +106,13 @@ int zlfs_xattr_check_name(const char *name)
 static int load(struct zlfs_sb *sbi, struct zinode *zi, uint8_t *buf, unsigned int *cap)
 {
 	struct zf_inode *ri = zi_raw(zi);
-	unsigned int ib = inline_bytes(ri);
+	unsigned int ib = inline_bytes(sbi, ri);
 	uint32_t xnid = zf_le32_to_cpu(ri->i_xattr_nid);
 	int ret;
 
 	memset(buf, 0, BUF_MAX);
 	if (ib)
-		memcpy(buf, inline_area(ri), ib);
+		memcpy(buf, inline_area(sbi, ri), ib);
 	if (xnid) {
 		struct znode *n;
 		if ((ret = zlfs_node_get(sbi, xnid, zi->ino, ZF_NODE_KIND_XATTR, &n)))
@@ -180,7 +183,7 @@ static void drop_entry(uint8_t *buf, unsigned int cap, struct zf_xattr_entry *e)
 static int store(struct zlfs_sb *sbi, struct zinode *zi, uint8_t *buf, unsigned int cap)
 {
 	struct zf_inode *ri = zi_raw(zi);
-	unsigned int ib = inline_bytes(ri);
+	unsigned int ib = inline_bytes(sbi, ri);
 	uint32_t xnid = zf_le32_to_cpu(ri->i_xattr_nid);
 	bool empty = is_last(first_entry(buf), buf, cap);
 	struct znode *n;
@@ -212,7 +215,7 @@ static int store(struct zlfs_sb *sbi, struct zinode *zi, uint8_t *buf, unsigned 
 	}
 	/* the inline part last: a node that could not be had changes nothing */
 	if (ib)
-		memcpy(inline_area(ri), buf, ib);
+		memcpy(inline_area(sbi, ri), buf, ib);
 	zlfs_node_dirty(sbi, zi->node);
 	return 0;
 }
@@ -540,7 +543,7 @@ int zlfs_acl_inherit(struct zlfs_sb *sbi, struct zinode *dir, struct zinode *zi,
 	size_t len = 0;
 	int ret;
 
-	if (zlfs_xattr_none(zi_raw(dir)))   /* most directories: no buffer, no search */
+	if (zlfs_xattr_none(zi_raw(dir), zlfs_feat(sbi)))   /* most directories: no buffer, no search */
 		return 1;
 	uint8_t *acl = malloc(BUF_MAX);
 	if (!acl)

@@ -127,19 +127,23 @@ static inline struct zf_inode *zi_raw(struct zinode *zi)
 
 /*
  * Has the inode no xattrs at all (nothing inline, no xattr node)?  Reads
- * nothing: the attribute cache records it, xattr.c skips its search.
+ * nothing: the attribute cache records it, xattr.c skips its search.  feat:
+ * the superblock's features (the inline area's size depends on them).
  */
-static inline bool zlfs_xattr_none(const struct zf_inode *ri)
+static inline bool zlfs_xattr_none(const struct zf_inode *ri, uint32_t feat)
 {
-	const uint8_t *first = (const uint8_t *)&ri->i_addr[ZF_ADDRS_PER_INODE - ZF_INLINE_XATTR_ADDRS] +
-			       sizeof(struct zf_xattr_header);
+	unsigned int w = zf_inline_xattr_words(ri, feat);
 
 	if (ri->i_xattr_nid)
 		return false;
-	if (!(ri->i_inline & ZF_INLINE_XATTR))
+	if (w * 4 <= sizeof(struct zf_xattr_header))
 		return true;
 	/* entries run on from the inline area into the (absent, so zero) node part */
-	return !*(const uint32_t *)first;
+	const uint8_t *first = (const uint8_t *)&ri->i_addr[ZF_ADDRS_PER_INODE - w] +
+			       sizeof(struct zf_xattr_header);
+	uint32_t word;
+	memcpy(&word, first, sizeof(word));
+	return !word;
 }
 
 /*
@@ -239,6 +243,8 @@ struct zlfs_opts {
 	bool nodiratime;                 /* never for directories */
 	bool info_syslog;                /* notes (zlfs_info) to syslog, not stderr */
 	bool norecovery;                 /* ro,norecovery: the chain left alone without a word */
+	bool csum_rewrite;               /* fsck's repairs: take inodes whose checksum is
+					  * wrong (fsck checked their fields), write fresh sums */
 };
 #define ZLFS_CACHE_MB_DEFAULT 256
 
@@ -259,7 +265,11 @@ struct zlfs_sb {
 	struct zlfs_disp *disp;
 	struct zf_layout lay;
 	struct zf_super sb;
+	uint32_t csum_seed;              /* inode checksums' seed (zf_csum_seed of sb) */
+	bool csum_rewrite;               /* zlfs_opts.csum_rewrite */
 	int fatal;                       /* != 0: a device error made us read-only */
+	char fatal_why[256];             /* the first inconsistency found (zlfs_corrupt) */
+	bool fatal_why_set;              /* fatal_why is written (atomic: readers race) */
 	bool ro;
 	bool shutdown;                   /* shutdown.c: stopped, every operation fails */
 	bool need_fsck;                  /* checkpoints carry CP_FSCK_FLAG (until fsck) */
@@ -382,6 +392,12 @@ static inline void zlfs_note_op(struct zlfs_sb *sbi)
 }
 
 /* ---- the mount's state, asked by every layer (inline: no calls up) ---- */
+/* The superblock's F2FS feature bits (what inode shapes and checks depend on). */
+static inline uint32_t zlfs_feat(const struct zlfs_sb *sbi)
+{
+	return zf_le32_to_cpu(sbi->sb.feature);
+}
+
 /* Stopped by the going-down ioctl (shutdown.c)?  Every operation then fails. */
 static inline bool zlfs_is_shut_down(const struct zlfs_sb *sbi)
 {

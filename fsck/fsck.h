@@ -80,6 +80,7 @@ enum {
 	TF_LOSTFOUND,          /* link the unreachable inode into /lost+found */
 	TF_SLOT,               /* clear the block pointer at slot value of node ino */
 	TF_XATTR,              /* drop the damaged xattrs */
+	TF_CSUM,               /* write the inode back with a fresh checksum */
 };
 struct ftreefix {
 	uint32_t ino;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "fsck.h"
+#include "zlfs/f2fs_feature.h"
 #include "zlfs/probe.h"
 #include "zlfs/f2fs_cp_pack.h"
 
@@ -167,13 +168,12 @@ static int load_super(struct fsck *f)
 			fprintf(stderr, "fsck.zlfs: %s: no valid superblock\n", f->spec);
 		return -EUCLEAN;
 	}
-	uint32_t feat = zf_le32_to_cpu(f->sb.feature);
-	if (feat & ~ZF_FEATURES_KNOWN) {
-		fprintf(stderr, "fsck.zlfs: %s: F2FS features 0x%x, which zlfs does not support\n",
-			f->spec, feat & ~ZF_FEATURES_KNOWN);
-		return -EOPNOTSUPP;
+	char err[300];
+	int ret = zf_check_features(zf_le32_to_cpu(f->sb.feature), err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "fsck.zlfs: %s: %s\n", f->spec, err);
+		return ret;
 	}
-	char err[200];
 	if (zf_layout_from_super(&f->lay, &f->sb, zlfs_zdev_geom(f->dev), err, sizeof(err))) {
 		fprintf(stderr, "fsck.zlfs: %s: %s\n", f->spec, err);
 		return -EINVAL;

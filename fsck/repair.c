@@ -296,11 +296,9 @@ static int lost_found(struct zlfs_sb *sbi, struct zinode **out)
 }
 
 /* No xattrs left, inline or in a node (the node, unreached now, is freed next round). */
-static void drop_xattrs(struct zf_inode *ri)
+static void drop_xattrs(struct zf_inode *ri, uint32_t feat)
 {
-	if (ri->i_inline & ZF_INLINE_XATTR)
-		memset(&ri->i_addr[ZF_ADDRS_PER_INODE - ZF_INLINE_XATTR_ADDRS], 0,
-		       ZF_INLINE_XATTR_ADDRS * 4);
+	memset(zf_inline_xattr_area(ri, feat), 0, zf_inline_xattr_words(ri, feat) * 4);
 	ri->i_xattr_nid = 0;
 }
 
@@ -314,14 +312,16 @@ static int tree_fix(struct zlfs_sb *sbi, const struct ftreefix *t)
 	case TF_LINKS:
 	case TF_BLOCKS:
 	case TF_XATTR:
+	case TF_CSUM:
 		if ((ret = zlfs_iget(sbi, t->ino, &zi)))
 			return ret;
 		if (t->what == TF_LINKS)
 			zi_raw(zi)->i_links = zf_cpu_to_le32((uint32_t)t->value);
 		else if (t->what == TF_BLOCKS)
 			zi_raw(zi)->i_blocks = zf_cpu_to_le64(t->value);
-		else
-			drop_xattrs(zi_raw(zi));
+		else if (t->what == TF_XATTR)
+			drop_xattrs(zi_raw(zi), zlfs_feat(sbi));
+		/* TF_CSUM: only dirty, the write sets the sum */
 		zlfs_inode_dirty(sbi, zi);
 		return 0;
 	case TF_DENTRY: {
@@ -336,8 +336,11 @@ static int tree_fix(struct zlfs_sb *sbi, const struct ftreefix *t)
 			return ret;
 		uint64_t s = t->value;
 		if (zf_le32_to_cpu(n->blk.footer.nid) == zf_le32_to_cpu(n->blk.footer.ino)) {
-			if (s < ZF_ADDRS_PER_INODE)
-				n->blk.i.i_addr[s] = 0;
+			/* slots count from the first address, as the SSA's ofs_in_node */
+			struct zf_ishape sh;
+			zf_inode_shape(&n->blk.i, zlfs_feat(sbi), &sh);
+			if (s < sh.addrs)
+				n->blk.i.i_addr[sh.extra + s] = 0;
 			else if (s - ZF_ADDRS_PER_INODE < ZF_NIDS_PER_INODE)
 				n->blk.i.i_nid[s - ZF_ADDRS_PER_INODE] = 0;
 		} else if (zlfs_node_ofs_is_dnode(zf_node_ofs(&n->blk)) && s < ZF_ADDRS_PER_BLOCK) {
@@ -381,6 +384,7 @@ static int repair_tree(struct fsck *f)
 	int ret, done = 0, left = 0;
 
 	zlfs_opts_inprocess(&o);
+	o.csum_rewrite = true;   /* TF_CSUM: inodes with a wrong sum are read, then rewritten */
 	zlfs_zdev_close(f->dev);   /* the mount opens the volume itself */
 	f->dev = NULL;
 	if ((ret = zlfs_mount(f->spec, &o, &sbi, err, sizeof(err)))) {

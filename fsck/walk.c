@@ -262,15 +262,17 @@ static void walk_dindirect(struct fsck *f, struct iwalk *w, uint32_t nid, uint64
 static void walk_tree(struct fsck *f, struct iwalk *w, const struct zf_node *in)
 {
 	const struct zf_inode *ri = &in->i;
-	unsigned int xw = zf_inline_xattr_words(ri, false);
-	unsigned int direct = ZF_ADDRS_PER_INODE - xw;
+	uint32_t feat = zf_le32_to_cpu(f->sb.feature);
+	struct zf_ishape sh;
+	zf_inode_shape(ri, feat, &sh);
+	unsigned int direct = sh.addrs;
 
 	/* device nodes keep their number in i_addr (F2FS's old and new encodings), not blocks */
 	unsigned int mode = zf_le16_to_cpu(ri->i_mode);
 	bool blocks = S_ISREG(mode) || S_ISDIR(mode) || S_ISLNK(mode);
 	if (blocks && !(ri->i_inline & (ZF_INLINE_DATA | ZF_INLINE_DENTRY)))
 		for (unsigned int i = 0; i < direct; i++)
-			data_block(f, w, w->ino, i, zf_le32_to_cpu(ri->i_addr[i]), i);
+			data_block(f, w, w->ino, i, zf_le32_to_cpu(ri->i_addr[sh.extra + i]), i);
 	uint64_t base = direct;
 	const uint64_t dspan = ZF_ADDRS_PER_BLOCK, ispan = dspan * ZF_NIDS_PER_BLOCK;
 	for (int k = 0; k < ZF_NIDS_PER_INODE; k++) {
@@ -298,8 +300,8 @@ static void walk_tree(struct fsck *f, struct iwalk *w, const struct zf_node *in)
 		return;
 	/* xattrs: the inline part, then the node's, every entry inside (zf_check_xattrs) */
 	uint32_t xnid = zf_le32_to_cpu(ri->i_xattr_nid);
-	unsigned int ib = (ri->i_inline & ZF_INLINE_XATTR) ? ZF_INLINE_XATTR_ADDRS * 4 : 0;
-	uint8_t *xbuf = calloc(1, ZF_INLINE_XATTR_ADDRS * 4 + ZF_BLKSIZE);
+	unsigned int ib = sh.xattr * 4;
+	uint8_t *xbuf = calloc(1, ib + ZF_BLKSIZE);
 	struct zf_node *xb = xnid ? malloc(sizeof(*xb)) : NULL;
 	char why[200];
 	if (!xbuf || (xnid && !xb)) {
@@ -307,7 +309,7 @@ static void walk_tree(struct fsck *f, struct iwalk *w, const struct zf_node *in)
 		free(xb);
 		return;
 	}
-	memcpy(xbuf, &ri->i_addr[ZF_ADDRS_PER_INODE - ZF_INLINE_XATTR_ADDRS], ib);
+	memcpy(xbuf, &ri->i_addr[ZF_ADDRS_PER_INODE - sh.xattr], ib);
 	if (xb && !node_block(f, w, xnid, ZF_NODE_KIND_XATTR, ZF_XATTR_NODE_OFS, xb)) {
 		fsck_tree_fix(f, w->ino, TF_XATTR, 0, w->ino);
 	} else {
@@ -429,9 +431,11 @@ static void walk_dir(struct fsck *f, uint32_t dir, const struct zf_node *in, str
 	bool dots[2] = { false, false };
 
 	if (ri->i_inline & ZF_INLINE_DENTRY) {
-		unsigned int bytes = zf_max_inline_data(0, zf_inline_xattr_words(ri, false));
+		struct zf_ishape sh;
+		zf_inode_shape(ri, zf_le32_to_cpu(f->sb.feature), &sh);
+		unsigned int bytes = sh.inline_max;
 		unsigned int nr, bm, rsv;
-		const uint8_t *area = (const uint8_t *)&ri->i_addr[ZF_INLINE_RESERVED];
+		const uint8_t *area = (const uint8_t *)&ri->i_addr[sh.extra + ZF_INLINE_RESERVED];
 		zf_inline_dentry_geom(bytes, &nr, &bm, &rsv);
 		check_dentries(f, dir, ri, UINT64_MAX, area,
 			       (const struct zf_dir_entry *)(area + bm + rsv),
@@ -480,7 +484,7 @@ int fsck_walk_inode(struct fsck *f, uint32_t ino, uint32_t parent, bool *ok)
 	f->walk_inodes++;
 	fsck_progress(f, "inodes", f->walk_inodes,
 		      zf_le32_to_cpu(((struct zf_checkpoint *)f->cp)->valid_inode_count));
-	if (zf_check_inode(in, f->max_nid, why, sizeof(why))) {
+	if (zf_check_inode(in, f->max_nid, zf_le32_to_cpu(f->sb.feature), why, sizeof(why))) {
 		/* not owned after all: its NAT entry is freed with the entries naming it */
 		uint32_t rel = f->nat_addr[ino] - f->lay.main_blkaddr;
 		f->reach[rel / 8] &= (uint8_t)~(1u << (rel % 8));
@@ -492,6 +496,14 @@ int fsck_walk_inode(struct fsck *f, uint32_t ino, uint32_t parent, bool *ok)
 		*ok = true;   /* it exists: the entry is removed as naming a damaged inode */
 		free(in);
 		return 0;
+	}
+	/* inode_checksum: the fields passed, so the sum is what is wrong (as fsck.f2fs sees it) */
+	uint32_t feat = zf_le32_to_cpu(f->sb.feature);
+	if (!zf_inode_csum_ok(in, feat, zf_csum_seed(f->sb.uuid))) {
+		fsck_problem(f, FIX_TREE, "inode %u: checksum 0x%08x stored, 0x%08x computed", ino,
+			     zf_le32_to_cpu(in->i.i_inode_checksum),
+			     zf_inode_csum(in, zf_csum_seed(f->sb.uuid)));
+		fsck_tree_fix(f, ino, TF_CSUM, 0, ino);
 	}
 	unsigned int mode = zf_le16_to_cpu(in->i.i_mode);
 	fi->dir = S_ISDIR(mode);

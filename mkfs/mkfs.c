@@ -49,6 +49,7 @@
 
 #include "zlfs/f2fs_format.h"
 #include "zlfs/f2fs_layout.h"
+#include "zlfs/f2fs_feature.h"
 #include "zlfs/probe.h"
 #include "zlfs/zdev.h"
 
@@ -76,15 +77,27 @@ struct mkfs {
 	zf_le16 label[ZF_MAX_VOLUME_NAME];
 	const char *label_str;
 	uint32_t root_blkaddr, dent_blkaddr;
+	uint32_t feat;                  /* -O: F2FS features (blkzoned added from the device) */
 	time_t now;
 	void *blk;                      /* one aligned scratch block */
 	void *zeros;                    /* ZERO_CHUNK aligned zeros */
 };
 
+/*
+ * The default features: checksums on the inodes and the superblock (a torn
+ * or damaged inode is then caught by its checksum, which no structural
+ * check can do for the bytes that hold data or names), the extra
+ * attributes they need, and the creation time.  The kernel's f2fs mounts
+ * such volumes; mkfs.f2fs turns on the same with -O extra_attr,
+ * inode_checksum,sb_checksum,inode_crtime.
+ */
+#define MKFS_DEFAULT_FEATURES "extra_attr,inode_checksum,sb_checksum,inode_crtime"
+
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: mkfs.zlfs DEVICE [-c DEVICE]... [-l LABEL] [-o OVERPROVISION%%] [-f]\n"
+		"usage: mkfs.zlfs DEVICE [-c DEVICE]... [-l LABEL] [-o OVERPROVISION%%] [-O FEATURES]\n"
+		"                 [-f]\n"
 		"Make a zlfs volume (F2FS on-disk format) on DEVICE.\n"
 		"  DEVICE  a device spec: /dev/..., an image made by zlfs-zdev create, mem:OPTS\n"
 		"  -c DEVICE\n"
@@ -95,13 +108,17 @@ static void usage(FILE *f)
 		"          volume label (up to %d UTF-16 code units)\n"
 		"  -o, --overprovision PERCENT\n"
 		"          overprovision ratio in percent (default: only what GC needs)\n"
+		"  -O, --features LIST\n"
+		"          F2FS features, comma-separated, mkfs.f2fs's names: extra_attr,\n"
+		"          inode_checksum, sb_checksum, flexible_inline_xattr, inode_crtime,\n"
+		"          project_quota; ^NAME turns one off (default: %s)\n"
 		"  -f, --force\n"
 		"          overwrite whatever DEVICE holds (a filesystem, a partition table,\n"
 		"          a RAID/LVM member); without it mkfs.zlfs refuses and says what it found\n"
 		"  -h, --help     this text\n"
 		"  -V, --version  the version\n"
 		"See mkfs.zlfs(8).\n",
-		ZF_MAX_DEVICES, ZF_MAX_VOLUME_NAME - 1);
+		ZF_MAX_DEVICES, ZF_MAX_VOLUME_NAME - 1, MKFS_DEFAULT_FEATURES);
 }
 
 __attribute__((format(printf, 1, 2)))
@@ -389,9 +406,16 @@ static void fill_root_inode(struct mkfs *m, struct zf_node *n)
 	ri->i_atime = ri->i_ctime = ri->i_mtime = zf_cpu_to_le64((uint64_t)m->now);
 	ri->i_current_depth = zf_cpu_to_le32(1);
 	ri->i_pino = zf_cpu_to_le32(ZF_ROOT_INO);   /* the root is its own parent */
-	ri->i_addr[0] = zf_cpu_to_le32(m->dent_blkaddr);
+	if (m->feat & ZF_FEAT_EXTRA_ATTR) {   /* as the kernel makes inodes: the whole area */
+		ri->i_inline = ZF_EXTRA_ATTR;
+		ri->i_extra_isize = zf_cpu_to_le16(ZF_EXTRA_ATTR_SIZE);
+		if (m->feat & ZF_FEAT_INODE_CRTIME)
+			ri->i_crtime = ri->i_mtime;
+	}
+	ri->i_addr[zf_extra_isize_words(ri)] = zf_cpu_to_le32(m->dent_blkaddr);
 	/* Written under checkpoint v, not part of any fsync chain. */
 	zf_node_set_footer(n, ZF_ROOT_INO, ZF_ROOT_INO, 0, m->cp_ver, m->root_blkaddr + 1);
+	zf_inode_set_csum(n, m->feat, zf_csum_seed(m->uuid));
 }
 
 /* SIT and NAT copy 0 zeroed, then the entries mkfs made. */
@@ -602,10 +626,12 @@ static void fill_super(struct mkfs *m, struct zf_super *sb)
 	snprintf(ver, sizeof(ver), "zlfs %s (mkfs.zlfs)", ZLFS_VERSION);
 	memcpy(sb->version, ver, strlen(ver));
 	memcpy(sb->init_version, ver, strlen(ver));
-	sb->feature = zf_cpu_to_le32(ZF_FEAT_SB_CHKSUM | (l->zoned ? ZF_FEAT_BLKZONED : 0));
+	sb->feature = zf_cpu_to_le32(m->feat | (l->zoned ? ZF_FEAT_BLKZONED : 0));
 	fill_devs(m, sb);
-	sb->checksum_offset = zf_cpu_to_le32(ZF_SB_CHKSUM_OFFSET);
-	sb->crc = zf_cpu_to_le32(zf_super_crc(sb));
+	if (m->feat & ZF_FEAT_SB_CHKSUM) {
+		sb->checksum_offset = zf_cpu_to_le32(ZF_SB_CHKSUM_OFFSET);
+		sb->crc = zf_cpu_to_le32(zf_super_crc(sb));
+	}
 }
 
 static int write_supers(struct mkfs *m)
@@ -822,6 +848,9 @@ static void print_summary(struct mkfs *m)
 	       "%u usable segments\n", l->main_blkaddr, l->main_zone, l->section_count,
 	       l->segs_per_sec, l->usable_main_segs);
 	printf("  logs:          %u (%s)\n", nlogs, log_names(m->log_mask));
+	char fl[300];
+	zf_feature_list(m->feat | (m->l.zoned ? ZF_FEAT_BLKZONED : 0), fl, sizeof(fl));
+	printf("  features:      %s\n", fl[0] ? fl : "none");
 	printf("  overprovision: %.2f%% (%u segments, %u reserved for GC), %.2f GiB for data\n",
 	       m->o.ratio, m->o.ovp_segs, m->o.reserved_segs,
 	       (double)m->o.user_block_count * ZF_BLKSIZE / (1 << 30));
@@ -864,11 +893,28 @@ static void open_error(const struct mkfs *m, int err, double ratio)
 		err_msg("%s: %s", m->spec, msg);
 }
 
+/* What -O asked for: features zlfs writes, with what they need. */
+static int check_features(uint32_t feat)
+{
+	char why[300];
+
+	if (feat & ZF_FEAT_BLKZONED)
+		return err_msg("-O blkzoned: set from the device (a zoned device has it), not by -O");
+	if (feat & ZF_FEAT_LOST_FOUND)
+		return err_msg("-O lost_found: mkfs.zlfs makes no /lost+found (fsck.zlfs makes it "
+			       "when it has something to put there); zlfs mounts volumes that have it");
+	if (zf_check_features(feat, why, sizeof(why)))
+		return err_msg("-O: %s", strstr(why, "zlfs does not support") ?
+			       why + strlen("the filesystem uses ") : why);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "label", required_argument, NULL, 'l' },
 		{ "overprovision", required_argument, NULL, 'o' },
+		{ "features", required_argument, NULL, 'O' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -882,7 +928,9 @@ int main(int argc, char **argv)
 	char why[256];
 	int c, rc = 1;
 
-	while ((c = getopt_long(argc, argv, "c:l:o:fhV", lo, NULL)) != -1) {
+	if (zf_parse_features(MKFS_DEFAULT_FEATURES, &m.feat, why, sizeof(why)))
+		return 1;
+	while ((c = getopt_long(argc, argv, "c:l:o:O:fhV", lo, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			if (m.nspecs + 1 >= ZF_MAX_DEVICES) {
@@ -898,6 +946,12 @@ int main(int argc, char **argv)
 		case 'o':
 			if (parse_ratio(optarg, &ratio))
 				return 1;
+			break;
+		case 'O':
+			if (zf_parse_features(optarg, &m.feat, why, sizeof(why))) {
+				err_msg("-O %s: %s", optarg, why);
+				return 1;
+			}
 			break;
 		case 'f':
 			force = true;
@@ -921,6 +975,8 @@ int main(int argc, char **argv)
 				argc - optind);
 		return 1;
 	}
+	if (check_features(m.feat))
+		return 1;
 	m.spec = argv[optind];
 	m.specs[0] = m.spec;
 	m.nspecs++;

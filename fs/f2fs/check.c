@@ -358,7 +358,8 @@ static bool nid_ok(uint32_t nid, uint32_t max_nid)
 	return nid >= ZF_ROOT_INO && nid < max_nid;
 }
 
-int zf_check_inode(const struct zf_node *n, uint32_t max_nid, char *why, size_t len)
+int zf_check_inode(const struct zf_node *n, uint32_t max_nid, uint32_t feat, char *why,
+		   size_t len)
 {
 	const struct zf_inode *ri = &n->i;
 	uint32_t ino = zf_le32_to_cpu(n->footer.ino);
@@ -380,9 +381,30 @@ int zf_check_inode(const struct zf_node *n, uint32_t max_nid, char *why, size_t 
 	if (xnid == ino || (xnid && !nid_ok(xnid, max_nid)))
 		return fail(why, len, "inode %u: i_xattr_nid %u outside [%u, %u)", ino, xnid,
 			    ZF_ROOT_INO, max_nid);
-	if (inl & ZF_EXTRA_ATTR)
+	if ((inl & ZF_EXTRA_ATTR) && !(feat & ZF_FEAT_EXTRA_ATTR))
 		return fail(why, len, "inode %u: has extra attributes, but the extra_attr feature "
 			    "is off", ino);
+	if (inl & ZF_EXTRA_ATTR) {
+		/* F2FS's sanity_check_inode: a whole number of words, no more than it knows */
+		unsigned int ex = zf_le16_to_cpu(ri->i_extra_isize);
+		if (ex % 4 || ex > ZF_EXTRA_ATTR_SIZE || ex < 4)
+			return fail(why, len, "inode %u: i_extra_isize %u (a multiple of 4 from 4 to "
+				    "%u)", ino, ex, ZF_EXTRA_ATTR_SIZE);
+	}
+	if (feat & ZF_FEAT_FLEXIBLE_INLINE_XATTR) {
+		if (!(inl & ZF_EXTRA_ATTR))
+			return fail(why, len, "inode %u: no extra attributes on a volume with "
+				    "flexible_inline_xattr", ino);
+		unsigned int xs = ZF_EXTRA_HAS(ri, i_inline_xattr_size) ?
+				  zf_le16_to_cpu(ri->i_inline_xattr_size) : 0;
+		if (xs > ZF_MAX_INLINE_XATTR_WORDS ||
+		    ((inl & ZF_INLINE_XATTR) && xs < ZF_MIN_INLINE_XATTR_WORDS))
+			return fail(why, len, "inode %u: i_inline_xattr_size %u (from %u to %u words%s)",
+				    ino, xs, ZF_MIN_INLINE_XATTR_WORDS, ZF_MAX_INLINE_XATTR_WORDS,
+				    (inl & ZF_INLINE_XATTR) ? ", with inline xattrs" : "");
+	}
+	struct zf_ishape sh;
+	zf_inode_shape(ri, feat, &sh);
 	if (zf_le32_to_cpu(ri->i_flags) & ZF_FL_CASEFOLD)
 		return fail(why, len, "inode %u: casefolded, but the casefold feature is off", ino);
 	if (inl & ZF_INLINE_DATA) {
@@ -391,13 +413,20 @@ int zf_check_inode(const struct zf_node *n, uint32_t max_nid, char *why, size_t 
 				    "or symlink", ino, mode);
 		if (inl & ZF_INLINE_DENTRY)
 			return fail(why, len, "inode %u: both inline data and inline dentries", ino);
-		unsigned int max = zf_max_inline_data(0, zf_inline_xattr_words(ri, false));
+		unsigned int max = sh.inline_max;
 		if (size > max)
 			return fail(why, len, "inode %u: i_size %llu past its %u bytes of inline data",
 				    ino, (unsigned long long)size, max);
 	}
 	if ((inl & ZF_INLINE_DENTRY) && !S_ISDIR(mode))
 		return fail(why, len, "inode %u (mode 0%o): inline dentries in no directory", ino, mode);
+	if (inl & ZF_INLINE_DENTRY) {
+		unsigned int nr, bm, rsv;
+		zf_inline_dentry_geom(sh.inline_max, &nr, &bm, &rsv);
+		if (nr < 1)
+			return fail(why, len, "inode %u: inline dentries in %u bytes, room for none",
+				    ino, sh.inline_max);
+	}
 	if (zf_le32_to_cpu(ri->i_namelen) > ZF_NAME_LEN)
 		return fail(why, len, "inode %u: i_namelen %u", ino, zf_le32_to_cpu(ri->i_namelen));
 	if (S_ISDIR(mode) && zf_le32_to_cpu(ri->i_current_depth) > ZF_MAX_DIR_HASH_DEPTH)

@@ -83,3 +83,42 @@ bool zf_cp_crc_ok(const void *cp_block)
 	memcpy(&stored, (const uint8_t *)cp_block + off, sizeof(stored));
 	return zf_le32_to_cpu(stored) == zf_cp_crc(cp_block);
 }
+
+uint32_t zf_csum_seed(const uint8_t uuid[16])
+{
+	return zf_crc32(~0u, uuid, 16);
+}
+
+uint32_t zf_inode_csum(const struct zf_node *n, uint32_t seed)
+{
+	const size_t at = offsetof(struct zf_inode, i_inode_checksum);
+	const uint8_t *b = (const uint8_t *)n;
+	const uint32_t zero = 0;
+	uint32_t crc;
+
+	crc = zf_crc32(seed, &n->footer.ino, sizeof(n->footer.ino));
+	crc = zf_crc32(crc, &n->i.i_generation, sizeof(n->i.i_generation));
+	crc = zf_crc32(crc, b, at);
+	crc = zf_crc32(crc, &zero, sizeof(zero));
+	return zf_crc32(crc, b + at + sizeof(zero), ZF_BLKSIZE - at - sizeof(zero));
+}
+
+/* F2FS's f2fs_enable_inode_chksum: the feature, an inode block, and room in its extra area */
+bool zf_inode_has_csum(const struct zf_node *n, uint32_t feat)
+{
+	return (feat & ZF_FEAT_INODE_CHKSUM) &&
+	       zf_le32_to_cpu(n->footer.nid) == zf_le32_to_cpu(n->footer.ino) &&
+	       zf_node_ofs(n) == 0 && ZF_EXTRA_HAS(&n->i, i_inode_checksum);
+}
+
+void zf_inode_set_csum(struct zf_node *n, uint32_t feat, uint32_t seed)
+{
+	if (zf_inode_has_csum(n, feat))
+		n->i.i_inode_checksum = zf_cpu_to_le32(zf_inode_csum(n, seed));
+}
+
+bool zf_inode_csum_ok(const struct zf_node *n, uint32_t feat, uint32_t seed)
+{
+	return !zf_inode_has_csum(n, feat) ||
+	       zf_le32_to_cpu(n->i.i_inode_checksum) == zf_inode_csum(n, seed);
+}

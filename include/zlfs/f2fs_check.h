@@ -58,7 +58,8 @@ int zf_check_node_footer(const struct zf_node *n, uint32_t nid, uint32_t ino,
  * [root_ino, max_nid), extra attributes (a feature zlfs does not have),
  * name length, directory depth, sizes.
  */
-int zf_check_inode(const struct zf_node *n, uint32_t max_nid, char *why, size_t len);
+int zf_check_inode(const struct zf_node *n, uint32_t max_nid, uint32_t feat, char *why,
+		   size_t len);
 
 /*
  * An inode's xattr area (header, then entries to a zero word; the inline

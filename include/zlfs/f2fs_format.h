@@ -27,9 +27,10 @@
  *     (zf_msb_*), while dentry bitmaps number them from the least
  *     significant bit (zf_le_bit_*).
  *
- * Supported features (superblock `feature`): BLKZONED on zoned devices and
- * SB_CHKSUM.  Images from mkfs.f2fs may carry others; readers must refuse
- * any bit outside ZF_FEATURES_KNOWN rather than misread it.
+ * Features (superblock `feature`): which zlfs supports, which it refuses
+ * and why, and which need extra_attr is one table, fs/f2fs/feature.c
+ * (zf_check_features); readers refuse any bit it does not accept rather
+ * than misread it.
  *
  * zlfs extension: the active-log mask.  mkfs.zlfs may choose fewer than six
  * logs when the device limits open zones.  The choice is stored in the
@@ -112,8 +113,6 @@ static inline zf_le64 zf_cpu_to_le64(uint64_t v) { return htole64(v); }
 #define ZF_FEAT_CASEFOLD          0x1000u
 #define ZF_FEAT_COMPRESSION       0x2000u
 #define ZF_FEAT_RO                0x4000u
-/* What zlfs writes and understands today. */
-#define ZF_FEATURES_KNOWN         (ZF_FEAT_BLKZONED | ZF_FEAT_SB_CHKSUM)
 
 /* ---- logs (current segments) ------------------------------------------------ */
 
@@ -604,36 +603,87 @@ static inline void zf_node_set_footer(struct zf_node *n, uint32_t nid, uint32_t 
 	n->footer.next_blkaddr = zf_cpu_to_le32(next_blkaddr);
 }
 
-/* Words of i_addr taken by extra attributes (0 without EXTRA_ATTR). */
+/*
+ * The shape of an inode's i_addr, in 4-byte words: extra attributes first
+ * (EXTRA_ATTR: i_extra_isize bytes), then block pointers (or inline data
+ * or inline dentries after one reserved word), then the inline xattr area
+ * at the end.  The xattr area's size is the inode's i_inline_xattr_size
+ * when the volume has flexible_inline_xattr (every inode then has extra
+ * attributes); otherwise ZF_INLINE_XATTR_ADDRS with INLINE_XATTR or
+ * INLINE_DENTRY, else none (F2FS's get_inline_xattr_addrs).  Everything
+ * that addresses i_addr goes through zf_inode_shape(); it clamps what it
+ * reads, so a damaged inode can never steer an access outside i_addr
+ * (zf_check_inode refuses such inodes by name first).
+ */
+#define ZF_MAX_EXTRA_WORDS     (ZF_EXTRA_ATTR_SIZE / 4)
+#define ZF_MIN_INLINE_DATA_WORDS 1
+/* F2FS's MAX_INLINE_XATTR_SIZE: room left for the reserved word and one of data */
+#define ZF_MAX_INLINE_XATTR_WORDS \
+	(ZF_ADDRS_PER_INODE - ZF_MAX_EXTRA_WORDS - ZF_INLINE_RESERVED - ZF_MIN_INLINE_DATA_WORDS)
+#define ZF_MIN_INLINE_XATTR_WORDS 1
+
+struct zf_ishape {
+	unsigned int extra;      /* words of extra attributes */
+	unsigned int xattr;      /* words of inline xattrs, at the end of i_addr */
+	unsigned int addrs;      /* block pointers: i_addr[extra .. extra + addrs) */
+	unsigned int inline_max; /* bytes of inline data or dentries (past the reserved word) */
+};
+
 static inline unsigned int zf_extra_isize_words(const struct zf_inode *i)
 {
-	return (i->i_inline & ZF_EXTRA_ATTR) ? zf_le16_to_cpu(i->i_extra_isize) / 4 : 0;
+	unsigned int w = (i->i_inline & ZF_EXTRA_ATTR) ? zf_le16_to_cpu(i->i_extra_isize) / 4 : 0;
+
+	return w < ZF_MAX_EXTRA_WORDS ? w : ZF_MAX_EXTRA_WORDS;
 }
 
-/*
- * Words of i_addr given to inline xattrs.  flexible_inline_xattr says
- * whether the superblock has FLEXIBLE_INLINE_XATTR (then the inode says).
- */
-static inline unsigned int zf_inline_xattr_words(const struct zf_inode *i,
-						 bool flexible_inline_xattr)
+/* Is `field` (at byte offset off, size sz within the inode) inside the extra area? */
+static inline bool zf_extra_has(const struct zf_inode *i, size_t off, size_t sz)
 {
-	if (flexible_inline_xattr)
-		return zf_le16_to_cpu(i->i_inline_xattr_size);
-	if (i->i_inline & (ZF_INLINE_XATTR | ZF_INLINE_DENTRY))
-		return ZF_INLINE_XATTR_ADDRS;
-	return 0;
+	size_t start = offsetof(struct zf_inode, i_extra_isize);
+
+	return (i->i_inline & ZF_EXTRA_ATTR) &&
+	       off + sz <= start + (size_t)zf_le16_to_cpu(i->i_extra_isize) &&
+	       zf_le16_to_cpu(i->i_extra_isize) <= ZF_EXTRA_ATTR_SIZE;
+}
+#define ZF_EXTRA_HAS(i, field) \
+	zf_extra_has((i), offsetof(struct zf_inode, field), sizeof(((struct zf_inode *)0)->field))
+
+/* Words of i_addr given to inline xattrs, on a volume with superblock features `feat`. */
+static inline unsigned int zf_inline_xattr_words(const struct zf_inode *i, uint32_t feat)
+{
+	unsigned int w;
+
+	if (feat & ZF_FEAT_FLEXIBLE_INLINE_XATTR)
+		w = ZF_EXTRA_HAS(i, i_inline_xattr_size) ? zf_le16_to_cpu(i->i_inline_xattr_size) : 0;
+	else
+		w = (i->i_inline & (ZF_INLINE_XATTR | ZF_INLINE_DENTRY)) ? ZF_INLINE_XATTR_ADDRS : 0;
+	return w < ZF_MAX_INLINE_XATTR_WORDS ? w : ZF_MAX_INLINE_XATTR_WORDS;
 }
 
-/* Bytes of inline data (or inline dentry area) an inode can hold. */
+/* Bytes of inline data (or inline dentry area) left by extra and xattr words. */
 static inline unsigned int zf_max_inline_data(unsigned int extra_words, unsigned int xattr_words)
 {
 	return 4 * (ZF_ADDRS_PER_INODE - extra_words - xattr_words - ZF_INLINE_RESERVED);
+}
+
+static inline void zf_inode_shape(const struct zf_inode *i, uint32_t feat, struct zf_ishape *s)
+{
+	s->extra = zf_extra_isize_words(i);
+	s->xattr = zf_inline_xattr_words(i, feat);
+	s->addrs = ZF_ADDRS_PER_INODE - s->extra - s->xattr;
+	s->inline_max = zf_max_inline_data(s->extra, s->xattr);
 }
 
 /* Inline data starts one reserved word past the extra attributes. */
 static inline void *zf_inline_data(struct zf_inode *i)
 {
 	return &i->i_addr[zf_extra_isize_words(i) + ZF_INLINE_RESERVED];
+}
+
+/* The inline xattr area (zf_inline_xattr_words(i, feat) words). */
+static inline void *zf_inline_xattr_area(struct zf_inode *i, uint32_t feat)
+{
+	return &i->i_addr[ZF_ADDRS_PER_INODE - zf_inline_xattr_words(i, feat)];
 }
 
 /* 3488: no extra attributes, 200 bytes of inline xattrs. */
@@ -870,6 +920,22 @@ uint32_t zf_cp_crc(const void *cp_block);
 void zf_cp_set_crc(void *cp_block);
 /* True if checksum_offset is sane and the stored crc matches. */
 bool zf_cp_crc_ok(const void *cp_block);
+
+/*
+ * inode_checksum.  The seed is the crc of the volume's uuid from ~0
+ * (F2FS's s_chksum_seed); an inode's checksum continues it over the
+ * footer's ino and the inode's i_generation, then over the whole 4 KiB
+ * node block with the i_inode_checksum word taken as zero.  Only inodes
+ * whose extra attributes reach i_inode_checksum carry one, on a volume
+ * with the feature (zf_inode_has_csum).
+ */
+uint32_t zf_csum_seed(const uint8_t uuid[16]);
+uint32_t zf_inode_csum(const struct zf_node *n, uint32_t seed);
+bool zf_inode_has_csum(const struct zf_node *n, uint32_t feat);
+/* Stores the checksum when the inode carries one. */
+void zf_inode_set_csum(struct zf_node *n, uint32_t feat, uint32_t seed);
+/* True when the inode carries no checksum or the stored one matches. */
+bool zf_inode_csum_ok(const struct zf_node *n, uint32_t feat, uint32_t seed);
 
 /* The dentry hash of a name (TEA-based); '.' and '..' hash to 0. */
 uint32_t zf_dentry_hash(const uint8_t *name, size_t len);

@@ -18,6 +18,8 @@
 #include "fsutil.h"
 #include "testutil.h"
 
+const char *tu_mkfs_opts;
+
 static char *volume(const char *name, uint32_t nr_conv)
 {
 	const char *mkfs = getenv("ZLFS_MKFS");
@@ -26,7 +28,8 @@ static char *volume(const char *name, uint32_t nr_conv)
 
 	ck_assert_msg(mkfs && *mkfs, "ZLFS_MKFS not set");
 	ck_assert_int_eq(zlfs_image_create(img, &p, true), 0);
-	snprintf(cmd, sizeof(cmd), "'%s' -f '%s' >/dev/null", mkfs, img);
+	snprintf(cmd, sizeof(cmd), "'%s' -f %s '%s' >/dev/null", mkfs,
+		 tu_mkfs_opts ? tu_mkfs_opts : "", img);
 	ck_assert_int_eq(system(cmd), 0);
 	return img;
 }

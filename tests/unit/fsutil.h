@@ -11,6 +11,15 @@
 struct zlfs_sb;
 
 /*
+ * mkfs.zlfs options the volumes below are made with (NULL: none, the
+ * default features).  Tests that craft damage at raw inode offsets set
+ * TU_PLAIN_FEATURES: inodes without extra attributes or checksums, as
+ * volumes made before those were the default.
+ */
+extern const char *tu_mkfs_opts;
+#define TU_PLAIN_FEATURES "-O ^extra_attr,^inode_checksum,^inode_crtime"
+
+/*
  * A 512 MiB emulated zoned image (16 MiB zones, 4 conventional), made by
  * mkfs.zlfs: tu_path(name), freed by the caller.
  */

@@ -244,29 +244,29 @@ START_TEST(test_inline_blocks)
 	ri.i_size = zf_cpu_to_le64(5);
 	ri.i_blocks = zf_cpu_to_le64(1);
 	ri.i_inline = ZF_INLINE_DATA;
-	zlfs_attr_from_inode(9, &ri, &a);
+	zlfs_attr_from_inode(9, &ri, 0, &a);
 	zlfs_attr_stat(&a, &st);
 	ck_assert_int_eq((int)st.st_blocks, 1);
 	ri.i_size = zf_cpu_to_le64(3000);
-	zlfs_attr_from_inode(9, &ri, &a);
+	zlfs_attr_from_inode(9, &ri, 0, &a);
 	zlfs_attr_stat(&a, &st);
 	ck_assert_int_eq((int)st.st_blocks, 6);
 	ri.i_inline = 0;                        /* the same file in a data block */
 	ri.i_blocks = zf_cpu_to_le64(2);
-	zlfs_attr_from_inode(9, &ri, &a);
+	zlfs_attr_from_inode(9, &ri, 0, &a);
 	zlfs_attr_stat(&a, &st);
 	ck_assert_int_eq((int)st.st_blocks, 8);
 	ri.i_mode = zf_cpu_to_le16(S_IFDIR | 0755);   /* an inline dentry directory */
 	ri.i_inline = ZF_INLINE_DENTRY;
 	ri.i_blocks = zf_cpu_to_le64(1);
 	ri.i_size = zf_cpu_to_le64(3488);
-	zlfs_attr_from_inode(9, &ri, &a);
+	zlfs_attr_from_inode(9, &ri, 0, &a);
 	zlfs_attr_stat(&a, &st);
 	ck_assert_int_eq((int)st.st_blocks, 7);
 	ri.i_mode = zf_cpu_to_le16(S_IFLNK | 0777);  /* inline data counts for files only */
 	ri.i_inline = ZF_INLINE_DATA;
 	ri.i_size = zf_cpu_to_le64(20);
-	zlfs_attr_from_inode(9, &ri, &a);
+	zlfs_attr_from_inode(9, &ri, 0, &a);
 	zlfs_attr_stat(&a, &st);
 	ck_assert_int_eq((int)st.st_blocks, 0);
 }

@@ -545,5 +545,6 @@ static Suite *check_suite(void)
 
 int main(void)
 {
+	tu_mkfs_opts = TU_PLAIN_FEATURES;   /* the damage is made at raw inode offsets */
 	return tu_run(check_suite());
 }

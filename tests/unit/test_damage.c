@@ -805,7 +805,7 @@ static void gather_nodes(int fd, const struct znat *nat)
 			inode_fields(a, nid, t, ri);
 		if (S_ISDIR(mode) && (ri->i_inline & ZF_INLINE_DENTRY)) {
 			unsigned int bytes = zf_max_inline_data(zf_extra_isize_words(ri),
-							       zf_inline_xattr_words(ri, false));
+							       zf_inline_xattr_words(ri, 0));
 			unsigned int nr, bm, rsv;
 			zf_inline_dentry_geom(bytes, &nr, &bm, &rsv);
 			uint32_t off = (uint32_t)((const uint8_t *)zf_inline_data((struct zf_inode *)ri) - blk);
@@ -2464,6 +2464,7 @@ END_TEST
 
 int main(void)
 {
+	tu_mkfs_opts = TU_PLAIN_FEATURES;   /* the damage is made at raw inode offsets */
 	Suite *s = suite_create("damage");
 	/* first: quick, and CK_RUN_CASE=crafted runs them alone */
 	TCase *cr = tcase_create("crafted");

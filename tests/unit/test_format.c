@@ -14,6 +14,8 @@
 #include "testutil.h"
 #include "zlfs/f2fs_format.h"
 #include "zlfs/f2fs_layout.h"
+#include "zlfs/f2fs_check.h"
+#include "zlfs/f2fs_feature.h"
 
 #define MiB (1024ull * 1024)
 #define GiB (1024 * MiB)
@@ -131,13 +133,44 @@ START_TEST(test_fields)
 	ck_assert(!zf_node_mark(&n, ZF_NODE_DENT_BIT));
 	ck_assert_uint_eq(ZF_XATTR_NODE_OFS, 0x1fffffff);
 
-	ck_assert_uint_eq(zf_inline_xattr_words(&n.i, false), 0);
+	ck_assert_uint_eq(zf_inline_xattr_words(&n.i, 0), 0);
 	n.i.i_inline = ZF_INLINE_DENTRY;
-	ck_assert_uint_eq(zf_inline_xattr_words(&n.i, false), ZF_INLINE_XATTR_ADDRS);
+	ck_assert_uint_eq(zf_inline_xattr_words(&n.i, 0), ZF_INLINE_XATTR_ADDRS);
 	ck_assert_ptr_eq(zf_inline_data(&n.i), &n.i.i_addr[1]);
 	n.i.i_inline |= ZF_EXTRA_ATTR;
 	n.i.i_extra_isize = zf_cpu_to_le16(ZF_EXTRA_ATTR_SIZE);
 	ck_assert_ptr_eq(zf_inline_data(&n.i), &n.i.i_addr[10]);
+
+	/* flexible_inline_xattr: the inode's own size, read only inside its extra area */
+	struct zf_ishape sh;
+	n.i.i_inline = ZF_EXTRA_ATTR | ZF_INLINE_XATTR;
+	n.i.i_inline_xattr_size = zf_cpu_to_le16(100);
+	zf_inode_shape(&n.i, ZF_FEAT_EXTRA_ATTR | ZF_FEAT_FLEXIBLE_INLINE_XATTR, &sh);
+	ck_assert_uint_eq(sh.extra, 9);
+	ck_assert_uint_eq(sh.xattr, 100);
+	ck_assert_uint_eq(sh.addrs, ZF_ADDRS_PER_INODE - 109);
+	ck_assert_uint_eq(sh.inline_max, 4 * (ZF_ADDRS_PER_INODE - 110));
+	zf_inode_shape(&n.i, ZF_FEAT_EXTRA_ATTR, &sh);     /* not flexible: the flag's 50 */
+	ck_assert_uint_eq(sh.xattr, ZF_INLINE_XATTR_ADDRS);
+	n.i.i_extra_isize = zf_cpu_to_le16(4);              /* just covers i_inline_xattr_size */
+	zf_inode_shape(&n.i, ZF_FEAT_EXTRA_ATTR | ZF_FEAT_FLEXIBLE_INLINE_XATTR, &sh);
+	ck_assert_uint_eq(sh.extra, 1);
+	ck_assert_uint_eq(sh.xattr, 100);
+	ck_assert(ZF_EXTRA_HAS(&n.i, i_inline_xattr_size) && !ZF_EXTRA_HAS(&n.i, i_projid));
+	n.i.i_extra_isize = zf_cpu_to_le16(0);              /* not inside */
+	zf_inode_shape(&n.i, ZF_FEAT_EXTRA_ATTR | ZF_FEAT_FLEXIBLE_INLINE_XATTR, &sh);
+	ck_assert_uint_eq(sh.extra, 0);
+	ck_assert_uint_eq(sh.xattr, 0);
+	/* damaged sizes are clamped: nothing addresses past i_addr */
+	n.i.i_extra_isize = zf_cpu_to_le16(0xfffc);
+	n.i.i_inline_xattr_size = zf_cpu_to_le16(0xffff);
+	zf_inode_shape(&n.i, ZF_FEAT_EXTRA_ATTR | ZF_FEAT_FLEXIBLE_INLINE_XATTR, &sh);
+	ck_assert_uint_le(sh.extra, ZF_MAX_EXTRA_WORDS);
+	ck_assert_uint_le(sh.extra + sh.xattr + ZF_INLINE_RESERVED, ZF_ADDRS_PER_INODE);
+	n.i.i_extra_isize = zf_cpu_to_le16(ZF_EXTRA_ATTR_SIZE);
+	zf_inode_shape(&n.i, ZF_FEAT_EXTRA_ATTR | ZF_FEAT_FLEXIBLE_INLINE_XATTR, &sh);
+	ck_assert_uint_eq(sh.xattr, ZF_MAX_INLINE_XATTR_WORDS);
+	ck_assert_uint_eq(sh.inline_max, 4 * ZF_MIN_INLINE_DATA_WORDS);
 }
 END_TEST
 
@@ -453,6 +486,117 @@ START_TEST(test_logs)
 }
 END_TEST
 
+/* A small sound inode (a regular file) with extra attributes, for the checks below. */
+static void extra_inode(struct zf_node *n)
+{
+	memset(n, 0, sizeof(*n));
+	zf_node_set_footer(n, 7, 7, 0, 1, 0);
+	n->i.i_mode = zf_cpu_to_le16(0100644);
+	n->i.i_blocks = zf_cpu_to_le64(1);
+	n->i.i_links = zf_cpu_to_le32(1);
+	n->i.i_inline = ZF_EXTRA_ATTR;
+	n->i.i_extra_isize = zf_cpu_to_le16(ZF_EXTRA_ATTR_SIZE);
+}
+
+/* Crafted extra attributes are refused by name, never used to address i_addr. */
+START_TEST(test_extra_attr_checks)
+{
+	const uint32_t ex = ZF_FEAT_EXTRA_ATTR, flex = ex | ZF_FEAT_FLEXIBLE_INLINE_XATTR;
+	struct zf_node n;
+	char why[200];
+
+	extra_inode(&n);
+	ck_assert_int_eq(zf_check_inode(&n, 100, ex, NULL, 0), 0);
+	ck_assert_int_eq(zf_check_inode(&n, 100, 0, why, sizeof(why)), -EUCLEAN);
+	ck_assert_msg(strstr(why, "extra_attr feature is off"), "%s", why);
+	static const uint16_t bad_isize[] = { 0, 2, 6, 40, 0xfffc };
+	for (size_t k = 0; k < sizeof(bad_isize) / sizeof(bad_isize[0]); k++) {
+		n.i.i_extra_isize = zf_cpu_to_le16(bad_isize[k]);
+		ck_assert_int_eq(zf_check_inode(&n, 100, ex, why, sizeof(why)), -EUCLEAN);
+		ck_assert_msg(strstr(why, "i_extra_isize"), "%u: %s", bad_isize[k], why);
+	}
+	extra_inode(&n);
+	n.i.i_inline |= ZF_INLINE_XATTR;
+	n.i.i_inline_xattr_size = 0;                       /* inline xattrs in no words */
+	ck_assert_int_eq(zf_check_inode(&n, 100, flex, why, sizeof(why)), -EUCLEAN);
+	ck_assert_msg(strstr(why, "i_inline_xattr_size"), "%s", why);
+	n.i.i_inline_xattr_size = zf_cpu_to_le16(ZF_MAX_INLINE_XATTR_WORDS + 1);
+	ck_assert_int_eq(zf_check_inode(&n, 100, flex, why, sizeof(why)), -EUCLEAN);
+	n.i.i_inline_xattr_size = zf_cpu_to_le16(200);
+	ck_assert_int_eq(zf_check_inode(&n, 100, flex, NULL, 0), 0);
+	n.i.i_inline = ZF_INLINE_XATTR;                    /* flexible, but no extra attributes */
+	ck_assert_int_eq(zf_check_inode(&n, 100, flex, why, sizeof(why)), -EUCLEAN);
+	ck_assert_msg(strstr(why, "no extra attributes"), "%s", why);
+	/* inline data past what the shape leaves */
+	extra_inode(&n);
+	n.i.i_inline |= ZF_INLINE_DATA;
+	n.i.i_size = zf_cpu_to_le64(zf_max_inline_data(ZF_MAX_EXTRA_WORDS, 0) + 1);
+	ck_assert_int_eq(zf_check_inode(&n, 100, ex, why, sizeof(why)), -EUCLEAN);
+	ck_assert_msg(strstr(why, "inline data"), "%s", why);
+}
+END_TEST
+
+/* inode_checksum: which inodes carry one, and that any changed byte shows. */
+START_TEST(test_inode_csum)
+{
+	const uint32_t feat = ZF_FEAT_EXTRA_ATTR | ZF_FEAT_INODE_CHKSUM;
+	uint8_t uuid[16] = { 1, 2, 3 };
+	uint32_t seed = zf_csum_seed(uuid);
+	struct zf_node n;
+
+	extra_inode(&n);
+	ck_assert(zf_inode_has_csum(&n, feat));
+	ck_assert(!zf_inode_has_csum(&n, ZF_FEAT_EXTRA_ATTR));
+	zf_inode_set_csum(&n, feat, seed);
+	ck_assert(zf_inode_csum_ok(&n, feat, seed));
+	ck_assert(!zf_inode_csum_ok(&n, feat, seed + 1));      /* another volume's seed */
+	for (size_t at = 0; at < ZF_BLKSIZE; at += 97) {
+		if (at >= offsetof(struct zf_inode, i_inode_checksum) &&
+		    at < offsetof(struct zf_inode, i_inode_checksum) + 4)
+			continue;
+		/* the footer's nid, ino and flag say it is an inode at all (footer checks) */
+		if (at >= offsetof(struct zf_node, footer) &&
+		    at < offsetof(struct zf_node, footer) + 12)
+			continue;
+		((uint8_t *)&n)[at] ^= 0x10;
+		ck_assert_msg(!zf_inode_csum_ok(&n, feat, seed), "byte %zu not covered", at);
+		((uint8_t *)&n)[at] ^= 0x10;
+	}
+	n.i.i_extra_isize = zf_cpu_to_le16(8);   /* too short to hold it: no checksum */
+	ck_assert(!zf_inode_has_csum(&n, feat));
+	ck_assert(zf_inode_csum_ok(&n, feat, seed));
+	extra_inode(&n);
+	zf_node_set_footer(&n, 9, 7, 1, 1, 0);   /* a direct node: never one */
+	ck_assert(!zf_inode_has_csum(&n, feat));
+}
+END_TEST
+
+START_TEST(test_features)
+{
+	uint32_t f = 0;
+	char why[300];
+
+	ck_assert_int_eq(zf_parse_features("extra_attr,inode_checksum,sb_checksum", &f, why,
+					   sizeof(why)), 0);
+	ck_assert_uint_eq(f, ZF_FEAT_EXTRA_ATTR | ZF_FEAT_INODE_CHKSUM | ZF_FEAT_SB_CHKSUM);
+	ck_assert_int_eq(zf_check_features(f, why, sizeof(why)), 0);
+	ck_assert_int_eq(zf_parse_features("^extra_attr", &f, why, sizeof(why)), 0);
+	ck_assert_int_eq(zf_check_features(f, why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, "'inode_checksum' needs 'extra_attr'"), "%s", why);
+	ck_assert_int_eq(zf_parse_features("no_inode_checksum", &f, why, sizeof(why)), 0);
+	ck_assert_uint_eq(f, ZF_FEAT_SB_CHKSUM);
+	ck_assert_int_eq(zf_parse_features("extra_attr,bogus", &f, why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, "'bogus'"), "%s", why);
+	ck_assert_int_eq(zf_check_features(ZF_FEAT_COMPRESSION | ZF_FEAT_EXTRA_ATTR, why,
+					   sizeof(why)), -EOPNOTSUPP);
+	ck_assert_msg(strstr(why, "'compression'"), "%s", why);
+	ck_assert_int_eq(zf_check_features(1u << 20, why, sizeof(why)), -EOPNOTSUPP);
+	ck_assert_msg(strstr(why, "unknown"), "%s", why);
+	zf_feature_list(ZF_FEAT_EXTRA_ATTR | ZF_FEAT_SB_CHKSUM, why, sizeof(why));
+	ck_assert_str_eq(why, "extra_attr,sb_checksum");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("format");
@@ -470,6 +614,9 @@ int main(void)
 	tcase_add_test(tc, test_layout_small_zones);
 	tcase_add_test(tc, test_layout_refusals);
 	tcase_add_test(tc, test_logs);
+	tcase_add_test(tc, test_extra_attr_checks);
+	tcase_add_test(tc, test_inode_csum);
+	tcase_add_test(tc, test_features);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -508,5 +508,6 @@ static Suite *fsck_suite(void)
 
 int main(void)
 {
+	tu_mkfs_opts = TU_PLAIN_FEATURES;   /* the damage is made at raw inode offsets */
 	return tu_run(fsck_suite());
 }

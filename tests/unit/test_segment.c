@@ -221,7 +221,7 @@ START_TEST(last_block_needs_a_node)
 
 	memset(blk, 'a', sizeof(blk));
 	ck_assert_int_eq(zlfs_create(sbi, &cred, ZF_ROOT_INO, "a", S_IFREG | 0644, 0, NULL, &a), 0);
-	zlfs_dnode_addrs(a->node, &in_inode);
+	zlfs_dnode_addrs(sbi, a->node, &in_inode);
 	/* every slot of a's inode filled: its next block needs a direct node */
 	for (unsigned int i = 0; i < in_inode; i++)
 		ck_assert_int_eq(zlfs_file_write(sbi, a, blk, sizeof(blk), (uint64_t)i * ZF_BLKSIZE), 0);

@@ -113,7 +113,7 @@ static void inline_area_on(struct zlfs_sb *sbi, struct zinode *zi)
 {
 	struct zf_inode *ri = zi_raw(zi);
 
-	ck_assert(zlfs_xattr_none(ri));
+	ck_assert(zlfs_xattr_none(ri, zlfs_feat(sbi)));
 	ri->i_inline |= ZF_INLINE_XATTR;
 	zlfs_inode_dirty(sbi, zi);
 }
@@ -270,13 +270,13 @@ START_TEST(test_names)
 	char name[300], buf[64];
 	size_t len;
 
-	ck_assert(zlfs_xattr_none(zi_raw(zi)));
+	ck_assert(zlfs_xattr_none(zi_raw(zi), zlfs_feat(sbi)));
 	ck_assert_str_eq(names(sbi, zi), "");
 	/* one suffix in three namespaces: three attributes */
 	ck_assert_int_eq(zlfs_xattr_set(sbi, zi, "user.k", "uuu", 3, 0), 0);
 	ck_assert_int_eq(zlfs_xattr_set(sbi, zi, "trusted.k", "tttt", 4, 0), 0);
 	ck_assert_int_eq(zlfs_xattr_set(sbi, zi, "security.k", "sssss", 5, 0), 0);
-	ck_assert(!zlfs_xattr_none(zi_raw(zi)));
+	ck_assert(!zlfs_xattr_none(zi_raw(zi), zlfs_feat(sbi)));
 	expect(sbi, zi, "user.k", "uuu", 3);
 	expect(sbi, zi, "trusted.k", "tttt", 4);
 	expect(sbi, zi, "security.k", "sssss", 5);
@@ -348,7 +348,7 @@ START_TEST(test_create_replace)
 	/* REPLACE of nothing: ENODATA, and nothing made */
 	ck_assert_int_eq(zlfs_xattr_set(sbi, zi, "user.a", "1", 1, XATTR_REPLACE), -ENODATA);
 	absent(sbi, zi, "user.a");
-	ck_assert(zlfs_xattr_none(zi_raw(zi)));
+	ck_assert(zlfs_xattr_none(zi_raw(zi), zlfs_feat(sbi)));
 	ck_assert_uint_eq(xnid(zi), 0);
 	/* CREATE of nothing makes it; again: EEXIST, the value kept */
 	ck_assert_int_eq(zlfs_xattr_set(sbi, zi, "user.a", "1", 1, XATTR_CREATE), 0);
@@ -425,7 +425,7 @@ START_TEST(test_node_space)
 	ck_assert_uint_eq(iblocks(zi), blocks0);
 	ck_assert_uint_eq(sbi->valid_node_count, nodes0);
 	ck_assert_uint_eq(zlfs_avail_blocks(sbi), avail0);
-	ck_assert(zlfs_xattr_none(zi_raw(zi)));
+	ck_assert(zlfs_xattr_none(zi_raw(zi), zlfs_feat(sbi)));
 	ck_assert_str_eq(names(sbi, zi), "");
 
 	/* many entries: nine of 404 bytes (2-byte names, 396-byte values) and the tenth exact */
@@ -462,7 +462,7 @@ START_TEST(test_node_space)
 	struct zinode *z2 = mkfile(sbi, ZF_ROOT_INO, "g", S_IFREG | 0644);
 	ck_assert_int_eq(zlfs_xattr_set(sbi, z2, "user.huge", big_a, 0x10000, 0), -E2BIG);
 	ck_assert_int_eq(zlfs_xattr_set(sbi, z2, "user.huge", big_a, 0xffff, 0), -E2BIG);
-	ck_assert(zlfs_xattr_none(zi_raw(z2)));
+	ck_assert(zlfs_xattr_none(zi_raw(z2), zlfs_feat(sbi)));
 	ck_assert_uint_eq(xnid(z2), 0);
 	tu_fs_unmount(sbi);
 	tu_fsck_clean(img);
@@ -523,7 +523,7 @@ START_TEST(test_inline_area)
 	ck_assert_uint_eq(xnid(zi), 0);
 	ck_assert_uint_eq(sbi->valid_node_count, nodes0);
 	ck_assert_uint_eq(iblocks(zi), 1);
-	ck_assert(!zlfs_xattr_none(zi_raw(zi)));
+	ck_assert(!zlfs_xattr_none(zi_raw(zi), zlfs_feat(sbi)));
 	/* the bytes are where F2FS has them: header, then the entry, in i_addr's last words */
 	const uint8_t *area = inline_area(zi);
 	ck_assert_uint_eq(zf_le32_to_cpu(*(const uint32_t *)area), ZF_XATTR_MAGIC);
@@ -549,14 +549,14 @@ START_TEST(test_inline_area)
 	ck_assert_uint_eq(iblocks(zi), 1);
 	expect(sbi, zi, "user.i", big_b, fit);
 	ck_assert_int_eq(zlfs_xattr_remove(sbi, zi, "user.i"), 0);
-	ck_assert(zlfs_xattr_none(zi_raw(zi)));
+	ck_assert(zlfs_xattr_none(zi_raw(zi), zlfs_feat(sbi)));
 
 	/* the whole space: 200 + 4072 - 28, one 1-byte name holds 4239 and not 4240 */
 	ck_assert_uint_eq(MAX_VALUE(INLINE_BYTES, 1), 4239);
 	ck_assert_int_eq(zlfs_xattr_set(sbi, zi, "user.v", big_a, MAX_VALUE(INLINE_BYTES, 1) + 1, 0),
 			 -E2BIG);
 	ck_assert_uint_eq(xnid(zi), 0);
-	ck_assert(zlfs_xattr_none(zi_raw(zi)));
+	ck_assert(zlfs_xattr_none(zi_raw(zi), zlfs_feat(sbi)));
 	ck_assert_int_eq(zlfs_xattr_set(sbi, zi, "user.v", big_a, MAX_VALUE(INLINE_BYTES, 1), 0), 0);
 	expect(sbi, zi, "user.v", big_a, MAX_VALUE(INLINE_BYTES, 1));
 	ck_assert_int_eq(zlfs_xattr_set(sbi, zi, "user.w", "", 0, 0), -E2BIG);
@@ -711,11 +711,11 @@ START_TEST(test_acl)
 	ck_assert_int_eq(zlfs_xattr_set(sbi, zi, "system.posix_acl_access", a, alen, 0), 0);
 	ck_assert_uint_eq(mode_of(zi), S_IFREG | 0600);
 	absent(sbi, zi, "system.posix_acl_access");
-	ck_assert(zlfs_xattr_none(zi_raw(zi)));
+	ck_assert(zlfs_xattr_none(zi_raw(zi), zlfs_feat(sbi)));
 	ck_assert_uint_eq(xnid(zi), 0);
 	/* chmod without an ACL changes nothing of the xattrs */
 	ck_assert_int_eq(zlfs_acl_chmod(sbi, zi, 0755), 0);
-	ck_assert(zlfs_xattr_none(zi_raw(zi)));
+	ck_assert(zlfs_xattr_none(zi_raw(zi), zlfs_feat(sbi)));
 
 	/* malformed: EINVAL, nothing stored, the mode left alone */
 	const struct kent noowner[] = { { A_GROUP_OBJ, 7, NOID }, { A_OTHER, 7, NOID } };
@@ -729,7 +729,7 @@ START_TEST(test_acl)
 	ck_assert_int_eq(zlfs_xattr_set(sbi, zi, "system.posix_acl_access", a, alen - 3, 0), -EINVAL);
 	ck_assert_int_eq(zlfs_xattr_set(sbi, zi, "system.posix_acl_access", a, 2, 0), -EINVAL);
 	ck_assert_uint_eq(mode_of(zi), S_IFREG | 0600);
-	ck_assert(zlfs_xattr_none(zi_raw(zi)));
+	ck_assert(zlfs_xattr_none(zi_raw(zi), zlfs_feat(sbi)));
 
 	/* a default ACL on a directory: kept as given, the mode untouched */
 	struct zinode *d = mkfile(sbi, ZF_ROOT_INO, "d", S_IFDIR | 0755);
@@ -769,12 +769,12 @@ START_TEST(test_acl)
 	/* outside it: the umask */
 	struct zinode *h = mkfile(sbi, ZF_ROOT_INO, "h", S_IFREG | 0666);
 	ck_assert_uint_eq(mode_of(h), S_IFREG | 0644);
-	ck_assert(zlfs_xattr_none(zi_raw(h)));
+	ck_assert(zlfs_xattr_none(zi_raw(h), zlfs_feat(sbi)));
 	/* the default removed: new files take the umask again */
 	ck_assert_int_eq(zlfs_xattr_remove(sbi, d, "system.posix_acl_default"), 0);
 	struct zinode *k = mkfile(sbi, d->ino, "k", S_IFREG | 0666);
 	ck_assert_uint_eq(mode_of(k), S_IFREG | 0644);
-	ck_assert(zlfs_xattr_none(zi_raw(k)));
+	ck_assert(zlfs_xattr_none(zi_raw(k), zlfs_feat(sbi)));
 	ck_assert_int_eq(zlfs_xattr_set(sbi, d, "system.posix_acl_default", a, alen, 0), 0);
 	tu_fs_unmount(sbi);
 	tu_fsck_clean(img);
@@ -903,7 +903,7 @@ START_TEST(test_enospc)
 			/* nothing changed: no entry, no node, the nid it took given back */
 			ck_assert_uint_eq(xnid(x[n]), 0);
 			ck_assert_uint_eq(iblocks(x[n]), 1);
-			ck_assert(zlfs_xattr_none(zi_raw(x[n])));
+			ck_assert(zlfs_xattr_none(zi_raw(x[n]), zlfs_feat(sbi)));
 			absent(sbi, x[n], "user.n");
 			ck_assert_uint_eq(sbi->nat[cursor].blkaddr, ZF_NULL_ADDR);
 			ck_assert_uint_eq(sbi->nat[cursor].ino, 0);
