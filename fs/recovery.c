@@ -158,6 +158,12 @@ static bool chain_read(struct zlfs_sb *sbi, struct zrecovery *rc, uint8_t *seen,
 		fprintf(stderr, "zlfs: roll-forward: the chain ends at block %u: %s\n", addr, why);
 		return false;
 	}
+	/* a torn or damaged fsynced inode is where the chain ends, not what it replays */
+	if (is_inode_block(blk) && !zf_inode_csum_ok(blk, zlfs_feat(sbi), sbi->csum_seed)) {
+		fprintf(stderr, "zlfs: roll-forward: the chain ends at block %u: inode %u's "
+			"checksum does not match\n", addr, nid);
+		return false;
+	}
 	return true;
 }
 
