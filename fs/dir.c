@@ -1,6 +1,6 @@
 /*
  * dir.c - F2FS directories: multi-level hash tables of dentry blocks, and
- * inline dentries (read, and converted to blocks on the first change).
+ * inline dentries.
  *
  * A name hashes (zf_dentry_hash) to bucket hash % buckets(level) at every
  * level; level L's buckets have zf_bucket_blocks(L) blocks each and start
@@ -12,6 +12,15 @@
  *
  * A change rewrites its dentry block in the block cache (bcache.c), which
  * writes it out of place (HOT_DATA log) at the next checkpoint.
+ *
+ * A directory made with INLINE_DENTRY (inode.c: the default) keeps its
+ * entries in the inode's inline area, the dentry block's layout shrunk
+ * (zf_inline_dentry_geom), its i_size that area's size, as the kernel's.
+ * Entries are added, changed and removed there while they fit; the first
+ * name that finds no room converts it (the kernel's
+ * f2fs_add_inline_entry): with dir_level 0 the slots move to block 0 as
+ * they are (a readdir cookie stays good), else every name is hashed in
+ * anew; i_size becomes a block.  It never goes back inline.
  * readdir cookies are (block index << 16 | slot) + 1.
  * All calls need sbi->lock.
  */
@@ -21,6 +30,7 @@
 
 #include "zlfs.h"
 #include "data.h"
+#include "bcache.h"
 #include "node.h"
 #include "file.h"
 #include "dir.h"
@@ -225,36 +235,97 @@ static void grow_size(struct zinode *dir, uint64_t block)
 		ri->i_size = zf_cpu_to_le64((block + 1) * ZF_BLKSIZE);
 }
 
-/* Inline dentries -> block 0 of level 0 (both hold any hash at level 0). */
+static int add_block(struct zlfs_sb *sbi, struct zinode *dir, const char *name, size_t len,
+		     uint32_t hash, uint32_t ino, uint8_t ftype);
+
+/* The inline area's entries, hashed into blocks one by one (dir_level > 0). */
+static int rehash_inline(struct zlfs_sb *sbi, struct zinode *dir, struct dview *iv)
+{
+	for (unsigned int i = 0; i < iv->nr; ) {
+		unsigned int nl = zf_le16_to_cpu(iv->de[i].name_len);
+		if (!zf_le_bit_test(iv->bitmap, i) || !nl) {
+			i++;
+			continue;
+		}
+		if (nl > ZF_NAME_LEN || i + zf_dentry_slots(nl) > iv->nr)
+			return zlfs_corrupt(sbi, "directory %u: inline entry %u: name length %u",
+					    dir->ino, i, nl);
+		int ret = add_block(sbi, dir, (const char *)iv->name[i], nl,
+				    zf_le32_to_cpu(iv->de[i].hash_code), zf_le32_to_cpu(iv->de[i].ino),
+				    iv->de[i].file_type);
+		if (ret)
+			return ret;
+		i += zf_dentry_slots(nl);
+	}
+	return 0;
+}
+
+/*
+ * Inline dentries -> dentry blocks.  With dir_level 0 the level-0 bucket
+ * is block 0 alone and holds any hash, so the slots move as they are;
+ * else each name goes where its hash says.  The inline area is copied
+ * first and put back if the blocks could not be had (ENOSPC), so a
+ * failed conversion changes nothing.
+ */
 static int convert_inline_dir(struct zlfs_sb *sbi, struct zinode *dir)
 {
 	struct zf_inode *ri = zi_raw(dir);
+	struct zf_ishape sh;
+	zf_inode_shape(ri, zlfs_feat(sbi), &sh);
 	struct zf_dentry_block *blk = calloc(1, ZF_BLKSIZE);
+	uint8_t *old = malloc(sh.inline_max);
+	uint8_t flags = ri->i_inline;
+	uint64_t size = zf_le64_to_cpu(ri->i_size);
+	uint32_t depth = zf_le32_to_cpu(ri->i_current_depth);
 	struct dview iv, bv;
 	int ret;
 
-	if (!blk)
+	if (!blk || !old) {
+		free(blk);
+		free(old);
 		return -ENOMEM;
-	view_inline(sbi, &iv, ri);
-	view_block(&bv, blk);
-	for (unsigned int i = 0; i < iv.nr; i++) {
-		if (!zf_le_bit_test(iv.bitmap, i))
-			continue;
-		bv.de[i] = iv.de[i];
-		memcpy(bv.name[i], iv.name[i], ZF_SLOT_LEN);
-		zf_le_bit_set(bv.bitmap, i);
 	}
-	struct zf_ishape sh;
-	zf_inode_shape(ri, zlfs_feat(sbi), &sh);
+	memcpy(old, zf_inline_data(ri), sh.inline_max);
 	memset(zf_inline_data(ri), 0, sh.inline_max);
 	ri->i_inline &= (uint8_t)~(ZF_INLINE_DENTRY | ZF_INLINE_DOTS);
 	ri->i_current_depth = zf_cpu_to_le32(1);
 	ri->i_size = 0;
 	zlfs_node_dirty(sbi, dir->node);
-	ret = zlfs_write_file_block(sbi, dir, 0, blk, ZF_LOG_HOT_DATA);
-	if (!ret)
-		grow_size(dir, 0);
+	/* the view of the copy: the same geometry as the area it came from */
+	struct zf_inode shadow;
+	memcpy(&shadow, ri, sizeof(shadow));
+	shadow.i_inline = flags;
+	memcpy(zf_inline_data(&shadow), old, sh.inline_max);
+	view_inline(sbi, &iv, &shadow);
+	if (!ri->i_dir_level) {
+		view_block(&bv, blk);
+		for (unsigned int i = 0; i < iv.nr; i++) {
+			if (!zf_le_bit_test(iv.bitmap, i))
+				continue;
+			bv.de[i] = iv.de[i];
+			memcpy(bv.name[i], iv.name[i], ZF_SLOT_LEN);
+			zf_le_bit_set(bv.bitmap, i);
+		}
+		if (!(ret = zlfs_write_file_block(sbi, dir, 0, blk, ZF_LOG_HOT_DATA)))
+			grow_size(dir, 0);
+	} else {
+		ret = rehash_inline(sbi, dir, &iv);
+	}
+	if (ret) {
+		/* back as it was: blocks given so far go, the area returns */
+		zlfs_bcache_drop_ino(sbi, dir->ino);   /* cached blocks first: NEW_ADDR slots */
+		int tret = zlfs_truncate_blocks(sbi, dir, 0);
+		ri = zi_raw(dir);
+		if (!tret) {
+			memcpy(zf_inline_data(ri), old, sh.inline_max);
+			ri->i_inline = flags;
+			ri->i_size = zf_cpu_to_le64(size);
+			ri->i_current_depth = zf_cpu_to_le32(depth);
+			zlfs_node_dirty(sbi, dir->node);
+		}
+	}
 	free(blk);
+	free(old);
 	return ret;
 }
 
@@ -262,7 +333,6 @@ int zlfs_dir_add(struct zlfs_sb *sbi, struct zinode *dir, const char *name, size
 		 uint32_t ino, uint8_t ftype)
 {
 	struct zf_inode *ri = zi_raw(dir);
-	struct zf_dentry_block *blk;
 	uint32_t hash = name_hash(name, len);
 	unsigned int slots = zf_dentry_slots((unsigned int)len);
 	struct dview v;
@@ -270,8 +340,30 @@ int zlfs_dir_add(struct zlfs_sb *sbi, struct zinode *dir, const char *name, size
 
 	if (len > ZF_NAME_LEN)
 		return -ENAMETOOLONG;
-	if (has_inline_dentry(ri) && (ret = convert_inline_dir(sbi, dir)))
-		return ret;
+	if (has_inline_dentry(ri)) {
+		view_inline(sbi, &v, ri);
+		int s = view_room(&v, slots);
+		if (s >= 0) {
+			view_put(&v, (unsigned int)s, name, len, hash, ino, ftype);
+			zlfs_node_dirty(sbi, dir->node);
+			return 0;
+		}
+		if ((ret = convert_inline_dir(sbi, dir)))
+			return ret;
+	}
+	return add_block(sbi, dir, name, len, hash, ino, ftype);
+}
+
+/* Add to the hash table of dentry blocks: the first level with room in the name's bucket. */
+static int add_block(struct zlfs_sb *sbi, struct zinode *dir, const char *name, size_t len,
+		     uint32_t hash, uint32_t ino, uint8_t ftype)
+{
+	struct zf_inode *ri = zi_raw(dir);
+	struct zf_dentry_block *blk;
+	unsigned int slots = zf_dentry_slots((unsigned int)len);
+	struct dview v;
+	int ret;
+
 	blk = malloc(ZF_BLKSIZE);
 	if (!blk)
 		return -ENOMEM;
@@ -318,13 +410,17 @@ int zlfs_dir_remove(struct zlfs_sb *sbi, struct zinode *dir, const char *name, s
 	struct dview v;
 	int ret;
 
-	if (has_inline_dentry(zi_raw(dir)) && (ret = convert_inline_dir(sbi, dir)))
-		return ret;
 	blk = malloc(ZF_BLKSIZE);
 	if (!blk)
 		return -ENOMEM;
 	if ((ret = dir_find(sbi, dir, name, len, blk, &pos)))
 		goto out;
+	if (pos.block == UINT64_MAX) {   /* inline: the inode block is the change */
+		view_inline(sbi, &v, zi_raw(dir));
+		view_del(&v, (unsigned int)pos.slot);
+		zlfs_node_dirty(sbi, dir->node);
+		goto out;
+	}
 	view_block(&v, blk);
 	view_del(&v, (unsigned int)pos.slot);
 	/* an emptied block stays (a hole would do too; this keeps buckets simple) */
@@ -379,16 +475,21 @@ int zlfs_dir_set(struct zlfs_sb *sbi, struct zinode *dir, const char *name, size
 	struct dview v;
 	int ret;
 
-	if (has_inline_dentry(zi_raw(dir)) && (ret = convert_inline_dir(sbi, dir)))
-		return ret;
 	blk = malloc(ZF_BLKSIZE);
 	if (!blk)
 		return -ENOMEM;
 	if (!(ret = dir_find(sbi, dir, name, len, blk, &pos))) {
-		view_block(&v, blk);
+		bool inl = pos.block == UINT64_MAX;
+		if (inl)
+			view_inline(sbi, &v, zi_raw(dir));
+		else
+			view_block(&v, blk);
 		v.de[pos.slot].ino = zf_cpu_to_le32(ino);
 		v.de[pos.slot].file_type = ftype;
-		ret = zlfs_write_file_block(sbi, dir, pos.block, blk, ZF_LOG_HOT_DATA);
+		if (inl)
+			zlfs_node_dirty(sbi, dir->node);
+		else
+			ret = zlfs_write_file_block(sbi, dir, pos.block, blk, ZF_LOG_HOT_DATA);
 	}
 	free(blk);
 	return ret;
@@ -396,18 +497,30 @@ int zlfs_dir_set(struct zlfs_sb *sbi, struct zinode *dir, const char *name, size
 
 int zlfs_dir_init(struct zlfs_sb *sbi, struct zinode *dir, uint32_t parent)
 {
-	struct zf_dentry_block *blk = calloc(1, ZF_BLKSIZE);
+	struct zf_inode *ri = zi_raw(dir);
+	struct zf_dentry_block *blk;
 	struct dview v;
 	int ret;
 
-	if (!blk)
+	if (has_inline_dentry(ri)) {   /* the kernel's f2fs_make_empty_inline_dir */
+		struct zf_ishape sh;
+		zf_inode_shape(ri, zlfs_feat(sbi), &sh);
+		view_inline(sbi, &v, ri);
+		view_put(&v, 0, ".", 1, 0, dir->ino, ZF_FT_DIR);
+		view_put(&v, 1, "..", 2, 0, parent, ZF_FT_DIR);
+		ri->i_size = zf_cpu_to_le64(sh.inline_max);
+		ri->i_current_depth = zf_cpu_to_le32(1);
+		zlfs_node_dirty(sbi, dir->node);
+		return 0;
+	}
+	if (!(blk = calloc(1, ZF_BLKSIZE)))
 		return -ENOMEM;
 	view_block(&v, blk);
 	view_put(&v, 0, ".", 1, 0, dir->ino, ZF_FT_DIR);
 	view_put(&v, 1, "..", 2, 0, parent, ZF_FT_DIR);
 	ret = zlfs_write_file_block(sbi, dir, 0, blk, ZF_LOG_HOT_DATA);
 	if (!ret) {
-		struct zf_inode *ri = zi_raw(dir);
+		ri = zi_raw(dir);
 		ri->i_size = zf_cpu_to_le64(ZF_BLKSIZE);
 		ri->i_current_depth = zf_cpu_to_le32(1);
 		zlfs_node_dirty(sbi, dir->node);

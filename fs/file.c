@@ -13,8 +13,12 @@
  *
  * Holes are NULL_ADDR slots and read as zeros; so do NEW_ADDR slots
  * (reserved by F2FS's fallocate; zlfs writes zero blocks instead).
- * Inline data (F2FS's INLINE_DATA) is read in place and converted to a
- * regular block before any write.
+ * Inline data (F2FS's INLINE_DATA, which new files and symlinks start
+ * with: inode.c) is read and written in place while the file fits in the
+ * inode, DATA_EXIST set once anything was written; a write, truncate or
+ * symlink target past the inline area, and any fallocate, converts it
+ * (the kernel's f2fs_convert_inline_inode): block 0 gets the inline bytes
+ * when there were any, and the file never goes back inline.
  *
  * The operations here make room first, as F2FS's call f2fs_balance_fs:
  * zlfs_setattr, zlfs_file_open (with O_TRUNC) and zlfs_file_fallocate
@@ -410,6 +414,11 @@ int zlfs_write_file_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index
 	return zlfs_write_blocks(sbi, &b, &a, 1);
 }
 
+/*
+ * Inline data -> block 0.  The kernel writes the block only with
+ * DATA_EXIST; bytes that are not zero count too (a writer that forgot the
+ * flag), and without either the file is a hole there, as it read.
+ */
 int zlfs_convert_inline(struct zlfs_sb *sbi, struct zinode *zi)
 {
 	struct zf_inode *ri = zi_raw(zi);
@@ -423,12 +432,54 @@ int zlfs_convert_inline(struct zlfs_sb *sbi, struct zinode *zi)
 		return -ENOMEM;
 	unsigned int max = inline_max(sbi, ri);
 	uint64_t size = zf_le64_to_cpu(ri->i_size);
-	memcpy(blk, zf_inline_data(ri), size < max ? size : max);
+	size_t n = size < max ? (size_t)size : max;
+	memcpy(blk, zf_inline_data(ri), n);
+	bool data = (ri->i_inline & ZF_DATA_EXIST) != 0;
+	for (size_t i = 0; i < n && !data; i++)
+		data = blk[i] != 0;
 	memset(zf_inline_data(ri), 0, max);
 	ri->i_inline &= (uint8_t)~(ZF_INLINE_DATA | ZF_DATA_EXIST);
 	zlfs_node_dirty(sbi, zi->node);
-	if (size)
+	if (n && data)
 		ret = zlfs_write_file_block(sbi, zi, 0, blk, data_log(zi));
+	free(blk);
+	return ret;
+}
+
+/* A write that fits in the inline area: in place, in the inode block. */
+static void write_inline(struct zlfs_sb *sbi, struct zinode *zi, const char *buf, size_t len,
+			 uint64_t off)
+{
+	struct zf_inode *ri = zi_raw(zi);
+
+	memcpy((char *)zf_inline_data(ri) + off, buf, len);
+	ri->i_inline |= ZF_DATA_EXIST;
+	if (off + len > zf_le64_to_cpu(ri->i_size))
+		ri->i_size = zf_cpu_to_le64(off + len);
+	zlfs_inode_touch(zi, true, true, false);
+	zlfs_node_dirty(sbi, zi->node);
+}
+
+int zlfs_file_symlink(struct zlfs_sb *sbi, struct zinode *zi, const char *link)
+{
+	struct zf_inode *ri = zi_raw(zi);
+	size_t len = strlen(link);
+	uint8_t *blk;
+	int ret;
+
+	if (len >= ZF_BLKSIZE)
+		return -ENAMETOOLONG;
+	/* the kernel writes the target with its NUL: inline when both fit */
+	if (is_inline(ri) && len + 1 <= inline_max(sbi, ri)) {
+		write_inline(sbi, zi, link, len, 0);
+		return 0;
+	}
+	ri->i_inline &= (uint8_t)~(ZF_INLINE_DATA | ZF_DATA_EXIST);   /* nothing to move yet */
+	if (!(blk = calloc(1, ZF_BLKSIZE)))
+		return -ENOMEM;
+	memcpy(blk, link, len);
+	if (!(ret = zlfs_write_file_block(sbi, zi, 0, blk, ZF_LOG_WARM_DATA)))
+		zi_raw(zi)->i_size = zf_cpu_to_le64(len);
 	free(blk);
 	return ret;
 }
@@ -445,6 +496,10 @@ int zlfs_file_write(struct zlfs_sb *sbi, struct zinode *zi, const char *buf, siz
 		return 0;
 	if ((off + len + ZF_BLKSIZE - 1) / ZF_BLKSIZE > zlfs_max_file_blocks())
 		return -EFBIG;
+	if (is_inline(ri) && off + len <= inline_max(sbi, ri)) {
+		write_inline(sbi, zi, buf, len, off);
+		return 0;
+	}
 	if ((ret = zlfs_convert_inline(sbi, zi)))
 		return ret;
 	uint64_t first = off / ZF_BLKSIZE, last = (off + len - 1) / ZF_BLKSIZE;
@@ -552,6 +607,8 @@ int zlfs_file_truncate(struct zlfs_sb *sbi, struct zinode *zi, uint64_t size)
 		} else {
 			if (size < old)
 				memset((char *)zf_inline_data(ri) + size, 0, (old < max ? old : max) - size);
+			if (!size)
+				ri->i_inline &= (uint8_t)~ZF_DATA_EXIST;
 			goto done;
 		}
 	}

@@ -88,6 +88,12 @@ int zlfs_file_next_mapped(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index
 /* Write a whole block of a file at a new address (directory blocks). */
 int zlfs_write_file_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index,
 			  const void *buf, unsigned int log);
+/* Inline data to block 0 (nothing if the file is not inline); it stays a block file. */
 int zlfs_convert_inline(struct zlfs_sb *sbi, struct zinode *zi);
+/*
+ * A new symlink's target (len < 4096): inside the inode when it starts
+ * inline and the target and its NUL fit, else in block 0.
+ */
+int zlfs_file_symlink(struct zlfs_sb *sbi, struct zinode *zi, const char *link);
 
 #endif

@@ -313,20 +313,33 @@ static uint32_t new_generation(void)
 }
 
 /*
- * A new inode's extra attributes, as the kernel's f2fs_new_inode makes
- * them on a volume with extra_attr: all of them (i_extra_isize 36, the
- * area the kernel knows), no inline xattr area of its own
- * (i_inline_xattr_size 0: zlfs puts xattrs in a node), project 0 until
- * the caller inherits one, the creation time the same as the mtime.
- * The checksum is set when the block is written.
+ * A new inode's extra attributes and inline flags, as the kernel's
+ * f2fs_new_inode makes them.  With extra_attr: all the extra attributes
+ * (i_extra_isize 36, the area the kernel knows), project 0 until the
+ * caller inherits one, the creation time the same as the mtime.  Under
+ * the inline options (all on by default): INLINE_XATTR on every inode,
+ * INLINE_DENTRY on a directory, INLINE_DATA on a regular file or a
+ * symlink (which the first write or a long target converts).  The
+ * inline xattr area is i_inline_xattr_size words on a
+ * flexible_inline_xattr volume (the mount's inline_xattr_size, 0 without
+ * INLINE_XATTR), else 50 words with INLINE_XATTR or INLINE_DENTRY
+ * (zf_inline_xattr_words).  The checksum is set when the block is written.
  */
-static void extra_attrs(struct zlfs_sb *sbi, struct zf_inode *ri)
+static void new_inode_shape(struct zlfs_sb *sbi, struct zf_inode *ri, mode_t mode)
 {
+	if (sbi->inline_xattr)
+		ri->i_inline |= ZF_INLINE_XATTR;
+	if (sbi->inline_dentry && S_ISDIR(mode))
+		ri->i_inline |= ZF_INLINE_DENTRY;
+	if (sbi->inline_data && (S_ISREG(mode) || S_ISLNK(mode)))
+		ri->i_inline |= ZF_INLINE_DATA;
 	if (!(zlfs_feat(sbi) & ZF_FEAT_EXTRA_ATTR))
 		return;
 	ri->i_inline |= ZF_EXTRA_ATTR;
 	ri->i_extra_isize = zf_cpu_to_le16(ZF_EXTRA_ATTR_SIZE);
 	ri->i_inline_xattr_size = 0;
+	if ((zlfs_feat(sbi) & ZF_FEAT_FLEXIBLE_INLINE_XATTR) && sbi->inline_xattr)
+		ri->i_inline_xattr_size = zf_cpu_to_le16(sbi->inline_xattr_words);
 	ri->i_projid = 0;
 	if (zlfs_feat(sbi) & ZF_FEAT_INODE_CRTIME) {
 		ri->i_crtime = ri->i_mtime;
@@ -367,7 +380,7 @@ int zlfs_inode_new(struct zlfs_sb *sbi, mode_t mode, uid_t uid, gid_t gid, uint3
 		return -ENOMEM;
 	}
 	zlfs_inode_touch(zi, true, true, true);
-	extra_attrs(sbi, ri);
+	new_inode_shape(sbi, ri, mode);
 	sbi->valid_inode_count++;
 	*out = zi;
 	return 0;

@@ -215,7 +215,7 @@ struct cli {
  */
 enum {
 	KEY_MODE, KEY_SCHED, KEY_GC, KEY_FSYNC, KEY_CACHE_MB, KEY_ATIME, KEY_RELATIME,
-	KEY_STRICTATIME, KEY_DIRATIME, KEY_RO, KEY_NORECOVERY,
+	KEY_STRICTATIME, KEY_DIRATIME, KEY_RO, KEY_NORECOVERY, KEY_INLINE, KEY_INLINE_XSIZE,
 };
 
 static const struct fuse_opt opt_fixed[] = {
@@ -263,6 +263,14 @@ static const struct fuse_opt opt_fixed[] = {
 	/* lazytime: what zlfs does anyway (a checkpoint carries atime) */
 	FUSE_OPT_KEY("lazytime", FUSE_OPT_KEY_DISCARD),
 	FUSE_OPT_KEY("nolazytime", FUSE_OPT_KEY_DISCARD),
+	/* F2FS's: what new files, directories and inodes keep inside the inode */
+	FUSE_OPT_KEY("inline_data", KEY_INLINE),
+	FUSE_OPT_KEY("noinline_data", KEY_INLINE),
+	FUSE_OPT_KEY("inline_dentry", KEY_INLINE),
+	FUSE_OPT_KEY("noinline_dentry", KEY_INLINE),
+	FUSE_OPT_KEY("inline_xattr", KEY_INLINE),
+	FUSE_OPT_KEY("noinline_xattr", KEY_INLINE),
+	FUSE_OPT_KEY("inline_xattr_size=", KEY_INLINE_XSIZE),
 	{ "no_writeback_cache", offsetof(struct cli, no_wb), 1 },
 	/* a block device as plain fuse, as a user's mount (see main) */
 	{ "nofuseblk", offsetof(struct cli, nofuseblk), 1 },
@@ -451,6 +459,29 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 	case KEY_RO:
 		c->o.ro = true;
 		return 1;
+	case KEY_INLINE: {
+		bool off = !strncmp(arg, "no", 2);
+		const char *what = arg + (off ? 9 : 7);     /* past "[no]inline_" */
+		if (!strcmp(what, "data"))
+			c->o.noinline_data = off;
+		else if (!strcmp(what, "dentry"))
+			c->o.noinline_dentry = off;
+		else
+			c->o.noinline_xattr = off;
+		return 0;
+	}
+	case KEY_INLINE_XSIZE: {
+		char *end;
+		unsigned long v = strtoul(arg + 18, &end, 10);
+		if (*end || end == arg + 18 || !v || v > 0xffff) {
+			fprintf(stderr, "zlfs: option %s: inline_xattr_size must be a number of "
+				"4-byte words, 6 .. %u\n", arg, ZF_MAX_INLINE_XATTR_WORDS);
+			c->err = 1;
+		} else {
+			c->o.inline_xattr_size = (uint16_t)v;
+		}
+		return 0;
+	}
 	}
 	return 1;
 }
@@ -518,6 +549,12 @@ static void usage(const char *prog)
 	       "  nodiratime, diratime  directories' atime never updated / by the rule\n"
 	       "  lazytime, nolazytime  accepted: timestamps go with the next checkpoint,\n"
 	       "                      never in a write of their own, in every mode\n"
+	       "  noinline_data, noinline_dentry, noinline_xattr\n"
+	       "                      new small files, new directories, new inodes' xattrs\n"
+	       "                      not kept inside the inode (default: they are, as\n"
+	       "                      F2FS's inline_data, inline_dentry, inline_xattr)\n"
+	       "  inline_xattr_size=N words of xattrs inside new inodes (flexible_inline_\n"
+	       "                      xattr volumes only; 6 .. 912, default 50)\n"
 	       "Other -o options go to FUSE and the kernel: allow_other, allow_root,\n"
 	       "auto_unmount, nosuid, nodev, noexec, ... (mount.fuse3(8), mount(8)).\n"
 	       "Unmount with zlfs-umount MOUNTPOINT: it returns once the final checkpoint\n"

@@ -52,24 +52,6 @@ static void set_name(struct zinode *zi, const char *name)
 	memcpy(ri->i_name, name, len);
 }
 
-/* A symlink's target: one block (through the block cache, as dentry blocks). */
-static int write_symlink(struct zlfs_sb *sbi, struct zinode *zi, const char *link)
-{
-	size_t len = strlen(link);
-	uint8_t *blk;
-	int ret;
-
-	if (len >= ZF_BLKSIZE)
-		return -ENAMETOOLONG;
-	if (!(blk = calloc(1, ZF_BLKSIZE)))
-		return -ENOMEM;
-	memcpy(blk, link, len);
-	if (!(ret = zlfs_write_file_block(sbi, zi, 0, blk, ZF_LOG_WARM_DATA)))
-		zi_raw(zi)->i_size = zf_cpu_to_le64(len);
-	free(blk);
-	return ret;
-}
-
 /* zlfs_create without making room: a whiteout, inside a rename that changed things already. */
 static int create(struct zlfs_sb *sbi, const struct zlfs_cred *ctx, uint32_t parent,
 		  const char *name, mode_t mode, dev_t rdev, const char *link, struct zinode **out)
@@ -119,7 +101,7 @@ static int create(struct zlfs_sb *sbi, const struct zlfs_cred *ctx, uint32_t par
 	else if (S_ISDIR(mode))
 		ret = zlfs_dir_init(sbi, zi, dir->ino);
 	else if (S_ISLNK(mode))
-		ret = write_symlink(sbi, zi, link);
+		ret = zlfs_file_symlink(sbi, zi, link);
 	else if (S_ISCHR(mode) || S_ISBLK(mode))
 		zlfs_inode_set_rdev(zi, rdev);
 	if (!ret)

@@ -220,6 +220,8 @@ static void recover_inode(struct zinode *zi, const struct zf_inode *si)
 	ri->i_mtime_nsec = si->i_mtime_nsec;
 	ri->i_advise = si->i_advise;
 	ri->i_flags = si->i_flags;
+	if (ZF_EXTRA_HAS(si, i_projid) && ZF_EXTRA_HAS(ri, i_projid))
+		ri->i_projid = si->i_projid;     /* FS_IOC_FSSETXATTR then fsync */
 }
 
 /* Inline xattrs and inline data of the fsynced inode (recover_inline_*). */

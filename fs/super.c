@@ -273,6 +273,42 @@ void zlfs_opts_inprocess(struct zlfs_opts *o)
 	o->gc.cp_interval_ms = 0;
 }
 
+/*
+ * What new inodes start as: F2FS's inline_data, inline_dentry and
+ * inline_xattr (on unless turned off, as the kernel's defaults), and
+ * inline_xattr_size=, which F2FS allows only on a volume with
+ * flexible_inline_xattr, with inline xattrs on, between the xattr
+ * header's 6 words and ZF_MAX_INLINE_XATTR_WORDS.
+ */
+static int inline_opts(struct zlfs_sb *sbi, const struct zlfs_opts *o, char *err, size_t errlen)
+{
+	const unsigned int min = sizeof(struct zf_xattr_header) / 4;
+
+	sbi->inline_data = !(o && o->noinline_data);
+	sbi->inline_dentry = !(o && o->noinline_dentry);
+	sbi->inline_xattr = !(o && o->noinline_xattr);
+	sbi->inline_xattr_words = ZF_INLINE_XATTR_ADDRS;
+	if (!o || !o->inline_xattr_size)
+		return 0;
+	if (!(zlfs_feat(sbi) & ZF_FEAT_FLEXIBLE_INLINE_XATTR)) {
+		snprintf(err, errlen, "inline_xattr_size= needs the F2FS feature "
+			 "flexible_inline_xattr, which this volume does not have");
+		return -EINVAL;
+	}
+	if (!sbi->inline_xattr) {
+		snprintf(err, errlen, "inline_xattr_size= sizes inline xattrs, which "
+			 "noinline_xattr turns off");
+		return -EINVAL;
+	}
+	if (o->inline_xattr_size < min || o->inline_xattr_size > ZF_MAX_INLINE_XATTR_WORDS) {
+		snprintf(err, errlen, "inline_xattr_size=%u is out of range: %u .. %u words",
+			 o->inline_xattr_size, min, ZF_MAX_INLINE_XATTR_WORDS);
+		return -EINVAL;
+	}
+	sbi->inline_xattr_words = o->inline_xattr_size;
+	return 0;
+}
+
 int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out, char *err,
 	       size_t errlen)
 {
@@ -328,7 +364,8 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 		goto fail;
 	}
 	if ((ret = read_super(sbi, err, errlen)) || (ret = zf_layout_from_super(&sbi->lay, &sbi->sb, zlfs_zdev_geom(sbi->dev),
-						      err, errlen)))
+						      err, errlen)) ||
+	    (ret = inline_opts(sbi, o, err, errlen)))
 		goto fail;
 	sbi->ino_hash_size = 4096;
 	sbi->ino_hash = calloc(sbi->ino_hash_size, sizeof(*sbi->ino_hash));

@@ -83,10 +83,10 @@ static const char *index_prefix(uint8_t index)
 	}
 }
 
-/* The inline xattr area: F2FS's inline_xattr_size (the volume's features decide it) */
+/* The inline xattr area: F2FS's inline_xattr_size (flag and volume features decide it) */
 static unsigned int inline_bytes(const struct zlfs_sb *sbi, const struct zf_inode *ri)
 {
-	return zf_inline_xattr_words(ri, zlfs_feat(sbi)) * 4;
+	return zf_inline_xattr_bytes(ri, zlfs_feat(sbi));
 }
 
 static uint8_t *inline_area(const struct zlfs_sb *sbi, struct zf_inode *ri)

@@ -132,11 +132,11 @@ static inline struct zf_inode *zi_raw(struct zinode *zi)
  */
 static inline bool zlfs_xattr_none(const struct zf_inode *ri, uint32_t feat)
 {
-	unsigned int w = zf_inline_xattr_words(ri, feat);
+	unsigned int b = zf_inline_xattr_bytes(ri, feat), w = b / 4;
 
 	if (ri->i_xattr_nid)
 		return false;
-	if (w * 4 <= sizeof(struct zf_xattr_header))
+	if (b <= sizeof(struct zf_xattr_header))
 		return true;
 	/* entries run on from the inline area into the (absent, so zero) node part */
 	const uint8_t *first = (const uint8_t *)&ri->i_addr[ZF_ADDRS_PER_INODE - w] +
@@ -245,6 +245,11 @@ struct zlfs_opts {
 	bool norecovery;                 /* ro,norecovery: the chain left alone without a word */
 	bool csum_rewrite;               /* fsck's repairs: take inodes whose checksum is
 					  * wrong (fsck checked their fields), write fresh sums */
+	/* F2FS's inline options, off only when asked (the kernel's defaults are on) */
+	bool noinline_data;              /* new files keep their data in blocks */
+	bool noinline_dentry;            /* new directories start with a dentry block */
+	bool noinline_xattr;             /* new inodes keep no xattrs in the inode */
+	uint16_t inline_xattr_size;      /* words (flexible_inline_xattr); 0: 50 */
 };
 #define ZLFS_CACHE_MB_DEFAULT 256
 
@@ -267,6 +272,9 @@ struct zlfs_sb {
 	struct zf_super sb;
 	uint32_t csum_seed;              /* inode checksums' seed (zf_csum_seed of sb) */
 	bool csum_rewrite;               /* zlfs_opts.csum_rewrite */
+	/* what new inodes start as (zlfs_opts' inline options; inode.c) */
+	bool inline_data, inline_dentry, inline_xattr;
+	uint16_t inline_xattr_words;     /* i_inline_xattr_size of new inodes (flexible) */
 	int fatal;                       /* != 0: a device error made us read-only */
 	char fatal_why[256];             /* the first inconsistency found (zlfs_corrupt) */
 	bool fatal_why_set;              /* fatal_why is written (atomic: readers race) */

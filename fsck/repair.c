@@ -298,7 +298,7 @@ static int lost_found(struct zlfs_sb *sbi, struct zinode **out)
 /* No xattrs left, inline or in a node (the node, unreached now, is freed next round). */
 static void drop_xattrs(struct zf_inode *ri, uint32_t feat)
 {
-	memset(zf_inline_xattr_area(ri, feat), 0, zf_inline_xattr_words(ri, feat) * 4);
+	memset(zf_inline_xattr_area(ri, feat), 0, zf_inline_xattr_bytes(ri, feat));
 	ri->i_xattr_nid = 0;
 }
 

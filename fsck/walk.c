@@ -300,7 +300,7 @@ static void walk_tree(struct fsck *f, struct iwalk *w, const struct zf_node *in)
 		return;
 	/* xattrs: the inline part, then the node's, every entry inside (zf_check_xattrs) */
 	uint32_t xnid = zf_le32_to_cpu(ri->i_xattr_nid);
-	unsigned int ib = sh.xattr * 4;
+	unsigned int ib = zf_inline_xattr_bytes(ri, feat);
 	uint8_t *xbuf = calloc(1, ib + ZF_BLKSIZE);
 	struct zf_node *xb = xnid ? malloc(sizeof(*xb)) : NULL;
 	char why[200];

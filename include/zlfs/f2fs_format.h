@@ -686,6 +686,17 @@ static inline void *zf_inline_xattr_area(struct zf_inode *i, uint32_t feat)
 	return &i->i_addr[ZF_ADDRS_PER_INODE - zf_inline_xattr_words(i, feat)];
 }
 
+/*
+ * Bytes of that area that hold xattrs: all of it with INLINE_XATTR, none
+ * without (F2FS's inline_xattr_size).  An inline directory of a volume
+ * without flexible_inline_xattr keeps the area reserved even so, and a
+ * mount with noinline_xattr makes such inodes: the words are then unused.
+ */
+static inline unsigned int zf_inline_xattr_bytes(const struct zf_inode *i, uint32_t feat)
+{
+	return (i->i_inline & ZF_INLINE_XATTR) ? 4 * zf_inline_xattr_words(i, feat) : 0;
+}
+
 /* 3488: no extra attributes, 200 bytes of inline xattrs. */
 #define ZF_DEF_MAX_INLINE_DATA (4 * (ZF_ADDRS_PER_INODE - ZF_INLINE_XATTR_ADDRS - ZF_INLINE_RESERVED))
 

@@ -19,6 +19,7 @@
 #include "testutil.h"
 
 const char *tu_mkfs_opts;
+bool tu_noinline;
 
 static char *volume(const char *name, uint32_t nr_conv)
 {
@@ -62,6 +63,7 @@ struct zlfs_sb *tu_fs_mount(const char *img, uint32_t cache_mb)
 
 	zlfs_opts_inprocess(&o);
 	o.cache_mb = cache_mb;
+	o.noinline_data = o.noinline_dentry = o.noinline_xattr = tu_noinline;
 	ck_assert_msg(zlfs_mount(img, &o, &sbi, err, sizeof(err)) == 0, "mount: %s", err);
 	pthread_mutex_lock(&sbi->lock);
 	return sbi;

@@ -6,6 +6,7 @@
 #ifndef ZLFS_FSUTIL_H
 #define ZLFS_FSUTIL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct zlfs_sb;
@@ -18,6 +19,12 @@ struct zlfs_sb;
  */
 extern const char *tu_mkfs_opts;
 #define TU_PLAIN_FEATURES "-O ^extra_attr,^inode_checksum,^inode_crtime"
+/*
+ * tu_fs_mount with noinline_data, noinline_dentry and noinline_xattr:
+ * new inodes keep nothing inside the inode block (tests of the node
+ * and block paths that inline files would bypass).
+ */
+extern bool tu_noinline;
 
 /*
  * A 512 MiB emulated zoned image (16 MiB zones, 4 conventional), made by

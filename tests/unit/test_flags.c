@@ -44,6 +44,12 @@ static struct zinode *get(struct zlfs_sb *sbi, uint32_t ino)
 	return zi;
 }
 
+/* the flags a user set: FS_INLINE_DATA_FL reports where the data is (checked below) */
+static unsigned int uflags(struct zinode *zi)
+{
+	return zlfs_flags_get(zi) & ~(unsigned int)FS_INLINE_DATA_FL;
+}
+
 #define SETTABLE_CHECKED (FS_SYNC_FL | FS_IMMUTABLE_FL | FS_APPEND_FL | FS_NODUMP_FL | FS_NOATIME_FL)
 
 START_TEST(test_set_get)
@@ -54,14 +60,16 @@ START_TEST(test_set_get)
 	uint32_t d = make(sbi, ZF_ROOT_INO, "d", S_IFDIR | 0755);
 	uint32_t l = make(sbi, ZF_ROOT_INO, "l", S_IFLNK | 0777);
 
-	ck_assert_uint_eq(zlfs_flags_get(get(sbi, f)), 0);
+	/* new files and directories start inline, and say so as the kernel's f2fs does */
+	ck_assert_uint_eq(zlfs_flags_get(get(sbi, f)), FS_INLINE_DATA_FL);
+	ck_assert_uint_eq(zlfs_flags_get(get(sbi, d)), FS_INLINE_DATA_FL);
 	ck_assert_int_eq(zlfs_flags_set(sbi, get(sbi, f), SETTABLE_CHECKED), 0);
-	ck_assert_uint_eq(zlfs_flags_get(get(sbi, f)), SETTABLE_CHECKED);
+	ck_assert_uint_eq(uflags(get(sbi, f)), SETTABLE_CHECKED);
 	ck_assert_int_eq(zlfs_flags_set(sbi, get(sbi, f), FS_NODUMP_FL), 0);
-	ck_assert_uint_eq(zlfs_flags_get(get(sbi, f)), FS_NODUMP_FL);
+	ck_assert_uint_eq(uflags(get(sbi, f)), FS_NODUMP_FL);
 	/* what F2FS reports but never sets comes back from chattr and is ignored */
 	ck_assert_int_eq(zlfs_flags_set(sbi, get(sbi, f), FS_NODUMP_FL | FS_INLINE_DATA_FL | FS_NOCOW_FL), 0);
-	ck_assert_uint_eq(zlfs_flags_get(get(sbi, f)), FS_NODUMP_FL);
+	ck_assert_uint_eq(uflags(get(sbi, f)), FS_NODUMP_FL);
 	/* what zlfs cannot keep: compression, casefolding, flags F2FS never has */
 	ck_assert_int_eq(zlfs_flags_set(sbi, get(sbi, f), FS_COMPR_FL), -EOPNOTSUPP);
 	ck_assert_int_eq(zlfs_flags_set(sbi, get(sbi, d), FS_CASEFOLD_FL), -EOPNOTSUPP);
@@ -72,7 +80,7 @@ START_TEST(test_set_get)
 	ck_assert_int_eq(zlfs_flags_set(sbi, get(sbi, d), FS_DIRSYNC_FL | FS_PROJINHERIT_FL), 0);
 	ck_assert_int_eq(zlfs_flags_set(sbi, get(sbi, l), FS_IMMUTABLE_FL), -EOPNOTSUPP);
 	ck_assert_int_eq(zlfs_flags_set(sbi, get(sbi, l), FS_NOATIME_FL), 0);
-	ck_assert_uint_eq(zlfs_flags_get(get(sbi, f)), FS_NODUMP_FL);   /* a refusal changes nothing */
+	ck_assert_uint_eq(uflags(get(sbi, f)), FS_NODUMP_FL);   /* a refusal changes nothing */
 
 	/* the xflags form: only the flags it can express change */
 	struct fsxattr fa;
@@ -80,13 +88,13 @@ START_TEST(test_set_get)
 	ck_assert_uint_eq(fa.fsx_xflags, FS_XFLAG_PROJINHERIT);
 	fa.fsx_xflags |= FS_XFLAG_NODUMP;
 	ck_assert_int_eq(zlfs_flags_set_x(sbi, get(sbi, d), &fa), 0);
-	ck_assert_uint_eq(zlfs_flags_get(get(sbi, d)), FS_DIRSYNC_FL | FS_PROJINHERIT_FL | FS_NODUMP_FL);
+	ck_assert_uint_eq(uflags(get(sbi, d)), FS_DIRSYNC_FL | FS_PROJINHERIT_FL | FS_NODUMP_FL);
 	fa.fsx_xflags = FS_XFLAG_DAX;
 	ck_assert_int_eq(zlfs_flags_set_x(sbi, get(sbi, d), &fa), -EOPNOTSUPP);
 	memset(&fa, 0, sizeof(fa));
 	fa.fsx_projid = 5;          /* no project quota on zlfs images */
 	ck_assert_int_eq(zlfs_flags_set_x(sbi, get(sbi, d), &fa), -EOPNOTSUPP);
-	ck_assert_uint_eq(zlfs_flags_get(get(sbi, d)), FS_DIRSYNC_FL | FS_PROJINHERIT_FL | FS_NODUMP_FL);
+	ck_assert_uint_eq(uflags(get(sbi, d)), FS_DIRSYNC_FL | FS_PROJINHERIT_FL | FS_NODUMP_FL);
 
 	/* a change stamps ctime */
 	struct zf_inode *ri = zi_raw(get(sbi, f));
@@ -97,9 +105,9 @@ START_TEST(test_set_get)
 	tu_fs_unmount(sbi);
 	tu_fsck_clean(img);
 	sbi = tu_fs_mount(img, 0);
-	ck_assert_uint_eq(zlfs_flags_get(get(sbi, f)), FS_NODUMP_FL | FS_IMMUTABLE_FL);
-	ck_assert_uint_eq(zlfs_flags_get(get(sbi, d)), FS_DIRSYNC_FL | FS_PROJINHERIT_FL | FS_NODUMP_FL);
-	ck_assert_uint_eq(zlfs_flags_get(get(sbi, l)), FS_NOATIME_FL);
+	ck_assert_uint_eq(uflags(get(sbi, f)), FS_NODUMP_FL | FS_IMMUTABLE_FL);
+	ck_assert_uint_eq(uflags(get(sbi, d)), FS_DIRSYNC_FL | FS_PROJINHERIT_FL | FS_NODUMP_FL);
+	ck_assert_uint_eq(uflags(get(sbi, l)), FS_NOATIME_FL);
 	tu_fs_unmount(sbi);
 	free(img);
 }
@@ -113,12 +121,12 @@ START_TEST(test_inherit)
 	uint32_t all = FS_SYNC_FL | FS_NODUMP_FL | FS_NOATIME_FL | FS_DIRSYNC_FL | FS_PROJINHERIT_FL;
 
 	ck_assert_int_eq(zlfs_flags_set(sbi, get(sbi, d), all | FS_APPEND_FL), 0);
-	ck_assert_uint_eq(zlfs_flags_get(get(sbi, make(sbi, d, "sub", S_IFDIR | 0755))), all);
-	ck_assert_uint_eq(zlfs_flags_get(get(sbi, make(sbi, d, "f", S_IFREG | 0644))),
+	ck_assert_uint_eq(uflags(get(sbi, make(sbi, d, "sub", S_IFDIR | 0755))), all);
+	ck_assert_uint_eq(uflags(get(sbi, make(sbi, d, "f", S_IFREG | 0644))),
 			  FS_SYNC_FL | FS_NODUMP_FL | FS_NOATIME_FL);
-	ck_assert_uint_eq(zlfs_flags_get(get(sbi, make(sbi, d, "l", S_IFLNK | 0777))),
+	ck_assert_uint_eq(uflags(get(sbi, make(sbi, d, "l", S_IFLNK | 0777))),
 			  FS_NODUMP_FL | FS_NOATIME_FL);
-	ck_assert_uint_eq(zlfs_flags_get(get(sbi, make(sbi, ZF_ROOT_INO, "plain", S_IFREG | 0644))), 0);
+	ck_assert_uint_eq(uflags(get(sbi, make(sbi, ZF_ROOT_INO, "plain", S_IFREG | 0644))), 0);
 	ck_assert_int_eq(zlfs_flags_set(sbi, get(sbi, d), 0), 0);
 	tu_fs_unmount(sbi);
 	tu_fsck_clean(img);
