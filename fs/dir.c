@@ -278,12 +278,12 @@ static int convert_inline_dir(struct zlfs_sb *sbi, struct zinode *dir)
 	uint64_t size = zf_le64_to_cpu(ri->i_size);
 	uint32_t depth = zf_le32_to_cpu(ri->i_current_depth);
 	struct dview iv, bv;
-	int ret;
+	int ret = -ENOMEM;
 
-	if (!blk || !old) {
+	if (!blk || !old || (ret = zlfs_inline_reserved_ok(sbi, dir))) {
 		free(blk);
 		free(old);
-		return -ENOMEM;
+		return ret;
 	}
 	memcpy(old, zf_inline_data(ri), sh.inline_max);
 	memset(zf_inline_data(ri), 0, sh.inline_max);

@@ -414,6 +414,17 @@ int zlfs_write_file_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index
 	return zlfs_write_blocks(sbi, &b, &a, 1);
 }
 
+int zlfs_inline_reserved_ok(struct zlfs_sb *sbi, struct zinode *zi)
+{
+	struct zf_inode *ri = zi_raw(zi);
+	unsigned int at = zf_extra_isize_words(ri);
+
+	if (!ri->i_addr[at])
+		return 0;
+	return zlfs_corrupt(sbi, "inode %u: inline, but the reserved word before its inline area "
+			    "(block 0's slot) is %u, not 0", zi->ino, zf_le32_to_cpu(ri->i_addr[at]));
+}
+
 /*
  * Inline data -> block 0.  The kernel writes the block only with
  * DATA_EXIST; bytes that are not zero count too (a writer that forgot the
@@ -427,6 +438,8 @@ int zlfs_convert_inline(struct zlfs_sb *sbi, struct zinode *zi)
 
 	if (!is_inline(ri))
 		return 0;
+	if ((ret = zlfs_inline_reserved_ok(sbi, zi)))
+		return ret;
 	blk = calloc(1, ZF_BLKSIZE);
 	if (!blk)
 		return -ENOMEM;

@@ -88,6 +88,11 @@ int zlfs_file_next_mapped(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index
 /* Write a whole block of a file at a new address (directory blocks). */
 int zlfs_write_file_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index,
 			  const void *buf, unsigned int log);
+/*
+ * 0 when the word before zi's inline area (block 0's slot once converted)
+ * is 0, as an inline inode's must be; else the damage, reported.
+ */
+int zlfs_inline_reserved_ok(struct zlfs_sb *sbi, struct zinode *zi);
 /* Inline data to block 0 (nothing if the file is not inline); it stays a block file. */
 int zlfs_convert_inline(struct zlfs_sb *sbi, struct zinode *zi);
 /*

@@ -273,6 +273,12 @@ static void walk_tree(struct fsck *f, struct iwalk *w, const struct zf_node *in)
 	if (blocks && !(ri->i_inline & (ZF_INLINE_DATA | ZF_INLINE_DENTRY)))
 		for (unsigned int i = 0; i < direct; i++)
 			data_block(f, w, w->ino, i, zf_le32_to_cpu(ri->i_addr[sh.extra + i]), i);
+	/* inline: the word before the area is block 0's slot-to-be, 0 (fsck.f2fs's check too) */
+	if (blocks && (ri->i_inline & (ZF_INLINE_DATA | ZF_INLINE_DENTRY)) && ri->i_addr[sh.extra]) {
+		fsck_problem(f, FIX_TREE, "inode %u: inline, but the reserved word before its inline "
+			     "area is %u, not 0", w->ino, zf_le32_to_cpu(ri->i_addr[sh.extra]));
+		fsck_tree_fix(f, w->ino, TF_SLOT, 0, w->ino);
+	}
 	uint64_t base = direct;
 	const uint64_t dspan = ZF_ADDRS_PER_BLOCK, ispan = dspan * ZF_NIDS_PER_BLOCK;
 	for (int k = 0; k < ZF_NIDS_PER_INODE; k++) {
