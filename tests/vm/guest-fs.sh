@@ -457,6 +457,162 @@ kernel_f2fs_m() {
 	fi
 }
 
+# ---------------------------------------------------------------- F2FS features
+# The feature sets people make F2FS with, on null_blk (features DEV).  For
+# each: the kernel-made volume (mkfs.f2fs -m -O SET): the kernel's f2fs
+# writes feat_tree; zlfs mounts it and must show the same tree (stat fields
+# with inode numbers and st_blocks, md5 of every file, atimes), changes it
+# (feat_changes: inline files grown past the inode, new inline files and
+# directories, removes, renames, xattrs); fsck.f2fs and fsck.zlfs; the
+# kernel mounts again and must show zlfs's tree exactly.  Then the
+# zlfs-made one (mkfs.zlfs -O SET): zlfs writes feat_tree, and the
+# kernel-side round trip of cross_mount.  The blocks the tree takes
+# (fsck.f2fs's valid blocks after, less those of the empty volume) on the
+# zlfs-made volume must be within 2% of the kernel-made one's: inline
+# files, directories and xattrs as the kernel keeps them.
+feat_sets=("" extra_attr extra_attr,inode_checksum,sb_checksum
+	extra_attr,inode_checksum,sb_checksum,flexible_inline_xattr,inode_crtime)
+# feat_tree DIR: 300 files of 100 bytes in six directories, 30 directories
+# of three hard links, short (inline) and long symlinks, small (inline) and
+# large (xattr node) xattrs, a 10000-byte and a 1 MiB file, a hard link
+feat_tree() {
+	python3 - "$1" <<'EOF2'
+import os, sys
+r = sys.argv[1]
+for d in range(6):
+    p = os.path.join(r, 'small%d' % d)
+    os.mkdir(p)
+    for f in range(50):
+        with open(os.path.join(p, 'f%02d' % f), 'wb') as fh:
+            fh.write(('%d/%02d ' % (d, f)).encode().ljust(100, b'.'))
+os.mkdir(os.path.join(r, 'links'))
+with open(os.path.join(r, 'links', 'target'), 'wb') as fh:
+    fh.write(b'one inode, many names\n')
+for d in range(30):
+    p = os.path.join(r, 'links', 'd%02d' % d)
+    os.mkdir(p)
+    for e in 'abc':
+        os.link(os.path.join(r, 'links', 'target'), os.path.join(p, e))
+os.symlink('small0/f00', os.path.join(r, 'short-link'))
+os.symlink('x' * 3900, os.path.join(r, 'long-link'))
+with open(os.path.join(r, 'mid'), 'wb') as fh:
+    fh.write(bytes(i % 253 for i in range(10000)))
+with open(os.path.join(r, 'big'), 'wb') as fh:
+    fh.write(os.urandom(1 << 20))
+os.link(os.path.join(r, 'mid'), os.path.join(r, 'mid-link'))
+os.setxattr(os.path.join(r, 'small1', 'f01'), 'user.small', b'inline value')
+os.setxattr(os.path.join(r, 'small1', 'f02'), 'user.large', b'L' * 1500)
+os.setxattr(os.path.join(r, 'small2'), 'user.dir', b'on a directory')
+EOF2
+}
+# feat_changes DIR: what the second writer does
+feat_changes() {
+	python3 - "$1" <<'EOF2'
+import os, sys
+r = sys.argv[1]
+with open(os.path.join(r, 'small0', 'f03'), 'ab') as fh:      # past the inline area
+    fh.write(bytes(i % 251 for i in range(5000)))
+with open(os.path.join(r, 'small0', 'f04'), 'r+b') as fh:     # inside it
+    fh.seek(50); fh.write(b'changed in place')
+os.truncate(os.path.join(r, 'small0', 'f05'), 10)
+os.mkdir(os.path.join(r, 'new-dir'))
+for f in range(5):
+    with open(os.path.join(r, 'new-dir', 'n%d' % f), 'wb') as fh:
+        fh.write(b'new, small\n')
+for f in range(150):                                          # small3 outgrows its inode
+    with open(os.path.join(r, 'small3', 'grown-%03d' % f), 'wb') as fh:
+        fh.write(b'g')
+os.remove(os.path.join(r, 'small4', 'f00'))
+os.rename(os.path.join(r, 'small4', 'f01'), os.path.join(r, 'new-dir', 'moved'))
+os.unlink(os.path.join(r, 'links', 'd00', 'a'))
+os.setxattr(os.path.join(r, 'small1', 'f01'), 'user.more', b'x' * 300)
+os.removexattr(os.path.join(r, 'small1', 'f02'), 'user.large')
+EOF2
+}
+# xattr_record DIR OUT: every user xattr, sorted (the tree records leave them out)
+xattr_record() {
+	python3 - "$1" > "$2" <<'EOF2'
+import os, sys
+r = sys.argv[1]
+out = []
+for d, dirs, files in os.walk(r):
+    dirs[:] = [x for x in dirs if not (d == r and x in ('.zlfs', 'lost+found'))]
+    for n in dirs + files:
+        p = os.path.join(d, n)
+        for a in sorted(os.listxattr(p, follow_symlinks=False)):
+            if a.startswith('user.'):
+                out.append('%s %s %s' % (os.path.relpath(p, r), a,
+                                         os.getxattr(p, a, follow_symlinks=False).hex()[:64]))
+print('\n'.join(sorted(out)))
+EOF2
+}
+# valid_blocks DEV: fsck.f2fs's count of the volume's valid blocks
+valid_blocks() {
+	local h
+	h=$(fsck.f2fs --dry-run "$1" 2>&1 < /dev/null |
+		sed -n 's/.*valid_block_count matching with CP.*\[0x\([0-9a-fA-F]*\)\].*/\1/p' | head -1)
+	[ -n "$h" ] && echo $((16#$h))
+}
+# feat_same A B: tree records and xattr records agree
+feat_same() { same_tree "$1" "$2" && cmp -s "$1.xattrs" "$2.xattrs" || { diff "$1.xattrs" "$2.xattrs" | head -5; return 1; }; }
+feat_record() { tree_record "$1" "$2" && xattr_record "$1" "$2.xattrs"; }
+
+features() {
+	local dev=$1 set t d=/tmp/feat e0 k1 z0 z1 kd zd plain
+	plain=^extra_attr,^inode_checksum,^inode_crtime,^sb_checksum
+	modprobe f2fs 2> /dev/null
+	for set in "${feat_sets[@]}"; do
+		t="features ${set:-none}"
+		rm -rf "$d" && mkdir -p "$d"
+		# the kernel's volume, zlfs reads and writes it
+		if ! mkfs.f2fs -q -f -m ${set:+-O "$set"} "$dev" > "$d/mkfs.log" 2>&1; then
+			fail "mkfs.f2fs -m ($t)" "$(tail -2 "$d/mkfs.log")"
+			continue
+		fi
+		e0=$(valid_blocks "$dev")
+		klog_mark "$t, kernel-made"
+		kernel_mount "$dev" || { fail "kernel mounts ($t)"; continue; }
+		check "kernel f2fs writes the tree ($t)" feat_tree "$mnt"
+		feat_record "$mnt" "$d/kernel"
+		kernel_umount || fail "kernel unmount ($t)"
+		klog_check "$t, kernel-made" strict
+		k1=$(valid_blocks "$dev")
+		fsck_dev "$t, kernel-made" "$dev"
+		"$build/fs/zlfs" "$dev" "$mnt" || { fail "zlfs mounts the kernel's volume ($t)"; continue; }
+		feat_record "$mnt" "$d/zlfs"
+		check "zlfs sees the kernel's tree: stat fields, data, xattrs ($t)" feat_same "$d/kernel" "$d/zlfs"
+		check "zlfs changes it ($t)" feat_changes "$mnt"
+		feat_record "$mnt" "$d/zlfs-after"
+		zlfs_umount "$mnt" "$dev" || fail "zlfs unmount ($t)"
+		fsck_dev "$t, kernel-made, after zlfs" "$dev"
+		klog_mark "$t, after zlfs"
+		if kernel_mount "$dev"; then
+			feat_record "$mnt" "$d/kernel-after"
+			check "kernel f2fs sees zlfs's changes exactly ($t)" feat_same "$d/zlfs-after" "$d/kernel-after"
+			kernel_umount || fail "kernel unmount ($t)"
+			klog_check "$t, after zlfs" strict
+		else
+			fail "kernel mounts what zlfs left ($t)"
+		fi
+		# zlfs's volume with the same features: the kernel round trip
+		if ! "$build/mkfs/mkfs.zlfs" -f -O "${set:-$plain}" "$dev" > "$d/mkfs.log" 2>&1; then
+			fail "mkfs.zlfs -O ($t)" "$(tail -2 "$d/mkfs.log")"
+			continue
+		fi
+		z0=$(valid_blocks "$dev")
+		"$build/fs/zlfs" "$dev" "$mnt" || { fail "zlfs mounts its volume ($t)"; continue; }
+		check "zlfs writes the tree ($t)" feat_tree "$mnt"
+		zlfs_umount "$mnt" "$dev" || fail "zlfs unmount ($t)"
+		z1=$(valid_blocks "$dev")
+		kd=$((k1 - e0)) zd=$((z1 - z0))
+		echo "valid blocks of the tree ($t): kernel $kd (empty $e0, after $k1), zlfs $zd (empty $z0, after $z1)"
+		check "zlfs's blocks for the tree within 2% of the kernel's ($t: $zd vs $kd)" \
+			test $((100 * (zd > kd ? zd - kd : kd - zd))) -le $((2 * kd))
+		"$build/fs/zlfs" "$dev" "$mnt" || { fail "zlfs mounts its volume again ($t)"; continue; }
+		cross_mount "$t, zlfs-made" "$dev"
+	done
+}
+
 # ---------------------------------------------------------------- crash
 # The files of the crash test: in the checkpoint before (older), then
 # written and fsync'd right before the SIGKILL.
@@ -660,7 +816,7 @@ enospc_wb() {
 }
 
 # ---------------------------------------------------------------- which parts
-parts="volume gc kernel crash enospc" devs="nullblk zns" modes="nolock zwl"
+parts="volume gc kernel features crash enospc" devs="nullblk zns" modes="nolock zwl"
 only=" $(echo "${ZLFS_VM_FS_ONLY:-}" | tr ',' ' ' | xargs) "
 for k in $only; do
 	case " $parts $devs $modes " in
@@ -690,6 +846,7 @@ if sel "$devs" nullblk; then
 	if sel "$parts" volume; then volume "zoned null_blk" /dev/nullb0 /dev/nullb0; fi
 	if sel "$parts" gc; then random=1 gc_load "zoned null_blk" /dev/nullb0 80 4 /dev/nullb0; fi
 	if sel "$parts" kernel; then kernel_f2fs_m /dev/nullb0; fi
+	if sel "$parts" features; then features /dev/nullb0; fi
 	if sel "$parts" crash; then crash "zoned null_blk" /dev/nullb0 /dev/nullb0; fi
 fi
 if sel "$devs" zns && { sel "$parts" volume || sel "$parts" gc || sel "$parts" crash; }; then
