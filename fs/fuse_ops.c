@@ -697,6 +697,16 @@ static void zl_statfs(fuse_req_t req, fuse_ino_t ino)
 
 /* ---- xattrs -------------------------------------------------------------------------------- */
 
+/*
+ * An xattr change that made or freed the xattr node changed st_blocks,
+ * which the kernel keeps for ZL_TIMEOUT (its setxattr invalidates only
+ * ctime, which it owns under the writeback cache): tell it to ask.
+ */
+static uint64_t xattr_blocks(struct zinode *zi)
+{
+	return zi ? zf_le64_to_cpu(zi_raw(zi)->i_blocks) : 0;
+}
+
 static void zl_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 			size_t size, int flags)
 {
@@ -704,7 +714,7 @@ static void zl_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 	bool acl = !strcmp(name, "system.posix_acl_access");
 	gid_t groups[256];
 	int ngroups = 0;
-	struct zinode *zi;
+	struct zinode *zi = NULL;
 	int ret;
 
 	zl_count(ZR_SETXATTR, ino);
@@ -714,15 +724,21 @@ static void zl_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 		ngroups = fuse_req_getgroups(req, 256, groups);
 		ngroups = ngroups < 0 ? 0 : ngroups > 256 ? 256 : ngroups;
 	}
+	uint64_t blocks = 0;
 	zlfs_op_begin(sbi, false);
-	if (!(ret = zlfs_writable(sbi)) && !(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
+	if (!(ret = zlfs_writable(sbi)) && !(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
+		blocks = xattr_blocks(zi);
 		ret = zlfs_xattr_set(sbi, zi, name, value, size, flags);
+	}
 	if (!ret && acl) {
 		const struct fuse_ctx *ctx = fuse_req_ctx(req);
 		zlfs_acl_drop_sgid(sbi, zi, ctx->uid, ctx->gid, groups, ngroups);
 	}
+	bool moved = !ret && xattr_blocks(zi) != blocks;
 	zlfs_op_end(sbi, false);
 	fuse_reply_err(req, -ret);
+	if (moved)
+		zl_inval_attr(ino);
 }
 
 static void zl_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
@@ -798,7 +814,7 @@ static void zl_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 static void zl_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	struct zlfs_sb *sbi = SBI(req);
-	struct zinode *zi;
+	struct zinode *zi = NULL;
 	int ret;
 
 	zl_count(ZR_REMOVEXATTR, ino);
@@ -807,11 +823,17 @@ static void zl_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 		fuse_reply_err(req, EPERM);
 		return;
 	}
+	uint64_t blocks = 0;
 	zlfs_op_begin(sbi, false);
-	if (!(ret = zlfs_writable(sbi)) && !(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
+	if (!(ret = zlfs_writable(sbi)) && !(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
+		blocks = xattr_blocks(zi);
 		ret = zlfs_xattr_remove(sbi, zi, name);
+	}
+	bool moved = !ret && xattr_blocks(zi) != blocks;
 	zlfs_op_end(sbi, false);
 	fuse_reply_err(req, -ret);
+	if (moved)
+		zl_inval_attr(ino);
 }
 
 const struct fuse_lowlevel_ops zlfs_ops = {

@@ -17,6 +17,7 @@
 #     new directory, not after growth or under noinline_*; st_blocks of an
 #     inline file is its size in sectors; a short symlink's target and a
 #     small xattr stay in the inode (dump.f2fs: i_blocks 1, i_xattr_nid 0);
+#     st_blocks follows an xattr node made and freed at once;
 #   - options: inline_xattr_size=N on a flexible_inline_xattr volume gives
 #     new inodes N words (dump.f2fs), and is refused without the feature,
 #     with noinline_xattr, and out of range, each with a message;
@@ -154,6 +155,13 @@ layout() {
 		{ WHY="making the files failed"; umnt "$M" "$IMG"; return 1; }
 	blocks=$(stat -c %b "$M/small")
 	[ "$blocks" = 1 ] || { WHY="st_blocks of a 100-byte inline file: $blocks, not 1"; umnt "$M" "$IMG"; return 1; }
+	# an xattr too big for the inode's area takes a node: st_blocks says so at once, and
+	# again when it goes (the kernel keeps attributes an hour unless told)
+	python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.big", b"b" * 300)' "$M/small"
+	blocks=$(stat -c %b "$M/small")
+	python3 -c 'import os, sys; os.removexattr(sys.argv[1], "user.big")' "$M/small"
+	blocks="$blocks $(stat -c %b "$M/small")"
+	[ "$blocks" = "9 1" ] || { WHY="st_blocks with an xattr node, then without: $blocks, not 9 1"; umnt "$M" "$IMG"; return 1; }
 	ino=$(stat -c %i "$M/small")
 	umnt "$M" "$IMG" || return 1
 	out=$(dump.f2fs -i "$ino" "$IMG" 2>&1)
