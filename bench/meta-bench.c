@@ -5,8 +5,8 @@
  * ends the process with status 1 and a message naming the path.
  *
  *   meta-bench create|stat|rename|unlink ROOT [--files N] [--threads T]
- *              [--per-dir 100] [--batch 5000] [--renamed] [--no-cold]
- *              [--watch-pid PID]
+ *              [--per-dir 100] [--batch 5000] [--size BYTES] [--renamed]
+ *              [--no-cold] [--watch-pid PID]
  *   meta-bench write|read FILE [--mib 1024] [--no-cold]
  *   meta-bench --help | --version
  *
@@ -17,9 +17,11 @@
  * directory.  Paths are whole paths from ROOT, as an application's are.
  *   create: mkdir of each directory as its first file comes, then
  *           open(O_CREAT|O_EXCL|O_WRONLY, 0644) + close of each file (empty
- *           files: no data is written).  ROOT/t<t> are made before the clock
- *           starts.
- *   stat:   lstat of each file (checked: a regular file of size 0).
+ *           files: no data is written; with --size, a write(2) of BYTES,
+ *           at most 65536, of a non-zero pattern before the close).
+ *           ROOT/t<t> are made before the clock starts.
+ *   stat:   lstat of each file (checked: a regular file of size 0, or
+ *           --size's).
  *   rename: rename f<k> -> r<k> in the same directory.
  *   unlink: unlink of each file (r<k> with --renamed), rmdir of each
  *           directory after its last file; ROOT/t<t> are removed after the
@@ -79,11 +81,14 @@ static const char *const phase_name[] = { "create", "stat", "rename", "unlink", 
 static struct {
 	enum phase phase;
 	const char *root;
-	long files, per_dir, batch, mib;
+	long files, per_dir, batch, mib, size;
 	int threads;
 	bool renamed, cold;
 	long watch_pid;
 } cfg = { .files = 1000, .per_dir = 100, .batch = 5000, .mib = 1024, .threads = 1, .cold = true };
+
+/* --size's data: not zeros, which a filesystem could keep as a hole */
+static char pattern[65536];
 
 static uint64_t now_ns(void)
 {
@@ -178,6 +183,8 @@ static void do_one(const struct worker *w, long i)
 		fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
 		if (fd < 0)
 			die("create", path);
+		if (cfg.size && write(fd, pattern, (size_t)cfg.size) != (ssize_t)cfg.size)
+			die("write", path);
 		if (close(fd) < 0)
 			die("close", path);
 		break;
@@ -185,9 +192,9 @@ static void do_one(const struct worker *w, long i)
 		file_path(path, sizeof(path), w->t, i, cfg.renamed);
 		if (lstat(path, &st) < 0)
 			die("stat", path);
-		if (!S_ISREG(st.st_mode) || st.st_size != 0) {
+		if (!S_ISREG(st.st_mode) || st.st_size != cfg.size) {
 			errno = EUCLEAN;
-			die("stat (not an empty regular file)", path);
+			die("stat (not a regular file of the size written)", path);
 		}
 		break;
 	case P_RENAME:
@@ -414,7 +421,7 @@ static void usage_to(FILE *f, int status)
 {
 	fprintf(f,
 		"usage: meta-bench create|stat|rename|unlink ROOT [--files N] [--threads T] [--per-dir N]\n"
-		"                  [--batch N] [--renamed] [--no-cold] [--watch-pid PID]\n"
+		"                  [--batch N] [--size BYTES] [--renamed] [--no-cold] [--watch-pid PID]\n"
 		"       meta-bench write|read FILE [--mib N] [--no-cold]\n"
 		"       meta-bench --help | --version\n");
 	exit(status);
@@ -436,6 +443,7 @@ int main(int argc, char **argv)
 		{ "renamed", no_argument, NULL, 'r' },
 		{ "no-cold", no_argument, NULL, 'c' },
 		{ "watch-pid", required_argument, NULL, 'w' },
+		{ "size", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, k;
@@ -467,11 +475,18 @@ int main(int argc, char **argv)
 		case 'r': cfg.renamed = true; break;
 		case 'c': cfg.cold = false; break;
 		case 'w': cfg.watch_pid = num(optarg, 1); break;
+		case 's': cfg.size = num(optarg, 0); break;
 		default: usage();
 		}
 	}
 	if (optind != argc)
 		usage();
+	if (cfg.size > (long)sizeof(pattern)) {
+		fprintf(stderr, "meta-bench: --size is at most %zu\n", sizeof(pattern));
+		exit(2);
+	}
+	for (size_t i = 0; i < sizeof(pattern); i++)
+		pattern[i] = (char)('a' + i % 26);
 	if (cfg.threads > 256 || cfg.files < cfg.threads) {
 		fprintf(stderr, "meta-bench: need 1..256 threads and at least one file per thread\n");
 		exit(2);
