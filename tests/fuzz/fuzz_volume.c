@@ -6,8 +6,8 @@
  * The volume: made once, at start, by mkfs.zlfs ($ZLFS_MKFS, else beside
  * this program in the build: ../mkfs/mkfs.zlfs) on an emulated zoned image
  * in /dev/shm, populated in-process (a directory of 300 entries, a 3 MiB
- * file with direct nodes, an inline file, a symlink, xattrs inline and in
- * a node), unmounted.  Its allocated extents are kept in memory and put
+ * file with direct nodes, an inline file, an inline directory of three
+ * inline files, an inline symlink, xattrs inline and in a node), unmounted.  Its allocated extents are kept in memory and put
  * back before every input, so inputs do not depend on each other.
  *
  * An input: byte 0 says what to run (bit 0: mount read-write, bit 1: fsck
@@ -94,6 +94,15 @@ static void populate(void)
 	    zlfs_xattr_set(sbi, zi, "user.large", buf, 1000, 0) ||
 	    zlfs_create(sbi, &c, ZF_ROOT_INO, "l", S_IFLNK | 0777, 0, "d/entry-7", &zi))
 		abort();
+	if (zlfs_create(sbi, &c, ZF_ROOT_INO, "s", S_IFDIR | 0755, 0, NULL, &d))
+		abort();
+	dino = d->ino;
+	for (int i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "s%d", i);
+		if (zlfs_create(sbi, &c, dino, name, S_IFREG | 0644, 0, NULL, &zi) ||
+		    zlfs_file_write(sbi, zi, name, 2, 0))
+			abort();
+	}
 	zlfs_unlock(sbi);
 	if (zlfs_unmount(sbi))
 		abort();
