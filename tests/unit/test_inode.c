@@ -1192,6 +1192,69 @@ START_TEST(test_fsync_chain_csum)
 }
 END_TEST
 
+/* The file at name reads exactly want[0, len). */
+static void reads_as(struct zlfs_sb *sbi, const char *name, const char *want, size_t len)
+{
+	struct zinode *zi;
+	static char got[16384];
+	size_t n;
+
+	ck_assert_int_eq(zlfs_iget(sbi, tu_lookup(sbi, ZF_ROOT_INO, name), &zi), 0);
+	ck_assert_int_eq(zlfs_file_read(sbi, zi, got, sizeof(got), 0, &n), 0);
+	ck_assert_msg(n == len && !memcmp(got, want, len), "%s: %zu bytes back, %zu written", name, n,
+		      len);
+}
+
+/*
+ * Roll-forward of inline files (the kernel's recover_inline_data): a new
+ * file written inside its inode and fsynced (with an inline xattr), a
+ * checkpointed inline file appended inside the area, one grown past it
+ * (converted to a block) each come back after the crash as fsync left them.
+ */
+START_TEST(test_fsync_inline)
+{
+	char *img = tu_fs_volume("inode-inline-rf.img");
+	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
+	static char data[8192];
+	struct zinode *a, *b, *c;
+	char v[16];
+	size_t len;
+
+	tu_fill(data, sizeof(data), 11);
+	b = mk(sbi, ZF_ROOT_INO, "b", S_IFREG | 0644);
+	c = mk(sbi, ZF_ROOT_INO, "c", S_IFREG | 0644);
+	ck_assert_int_eq(zlfs_file_write(sbi, b, data, 100, 0), 0);
+	ck_assert_int_eq(zlfs_file_write(sbi, c, data, 100, 0), 0);
+	ck_assert_int_eq(zlfs_checkpoint(sbi, false), 0);
+	a = mk(sbi, ZF_ROOT_INO, "a", S_IFREG | 0644);
+	ck_assert_int_eq(zlfs_file_write(sbi, a, data, 300, 0), 0);
+	ck_assert_int_eq(zlfs_xattr_set(sbi, a, "user.k", "value", 5, 0), 0);
+	ck_assert_int_eq(zlfs_file_write(sbi, b, data + 100, 200, 100), 0);
+	ck_assert_int_eq(zlfs_file_write(sbi, c, data + 100, 6000, 100), 0);
+	ck_assert(zi_raw(a)->i_inline & ZF_INLINE_DATA);
+	ck_assert(zi_raw(b)->i_inline & ZF_INLINE_DATA);
+	ck_assert(!(zi_raw(c)->i_inline & ZF_INLINE_DATA));
+	ck_assert_int_eq(zlfs_file_fsync(sbi, a, false), 0);
+	ck_assert_int_eq(zlfs_file_fsync(sbi, b, false), 0);
+	ck_assert_int_eq(zlfs_file_fsync(sbi, c, false), 0);
+	ck_assert_int_eq(zlfs_shutdown(sbi, ZLFS_GOING_DOWN_NOSYNC), 0);   /* the crash */
+	tu_fs_unmount(sbi);
+	sbi = tu_fs_mount(img, 0);
+	reads_as(sbi, "a", data, 300);
+	reads_as(sbi, "b", data, 300);
+	reads_as(sbi, "c", data, 6100);
+	ck_assert_int_eq(zlfs_iget(sbi, tu_lookup(sbi, ZF_ROOT_INO, "a"), &a), 0);
+	ck_assert(zi_raw(a)->i_inline & ZF_INLINE_DATA);
+	ck_assert_int_eq(zlfs_xattr_get(sbi, a, "user.k", v, sizeof(v), &len), 0);
+	ck_assert(len == 5 && !memcmp(v, "value", 5));
+	ck_assert_int_eq(sbi->fatal, 0);
+	tu_fs_unmount(sbi);
+	tu_fsck_clean(img);
+	unlink(img);
+	free(img);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("inode");
@@ -1207,6 +1270,7 @@ int main(void)
 	tcase_add_test(tc, test_eviction);
 	tcase_add_test(tc, test_stat);
 	tcase_add_loop_test(tc, test_fsync_chain_csum, 0, 2);
+	tcase_add_test(tc, test_fsync_inline);
 	tcase_add_test(tc, test_atime);
 	tcase_add_test(tc, test_not_inodes);
 	suite_add_tcase(s, tc);
