@@ -333,6 +333,42 @@ START_TEST(test_bad_inode)
 }
 END_TEST
 
+static void set_reserved(struct zf_inode *ri, uint32_t v)
+{
+	ri->i_addr[zf_extra_isize_words(ri)] = zf_cpu_to_le32(v);
+}
+
+/*
+ * An inline file whose reserved word (block 0's slot once converted) is
+ * not 0: reported, cleared by -y (fsck.f2fs's "wrong inline reserve
+ * blkaddr"); the file then reads and converts as any other.
+ */
+START_TEST(test_inline_reserved)
+{
+	struct tu_tree t;
+	char *img = volume("inline-reserved.img", &t);
+	char buf[16];
+	size_t got;
+
+	edit_inode(img, t.inl, set_reserved, 4242);
+	ck_assert_int_eq(fsck(img, "-f -n"), 4);
+	ck_assert_int_eq(fsck(img, "-f -y"), 1);
+	all_clean(img);
+	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
+	struct zinode *zi;
+	ck_assert_int_eq(zlfs_iget(sbi, t.inl, &zi), 0);
+	ck_assert(zi_raw(zi)->i_inline & ZF_INLINE_DATA);
+	ck_assert_int_eq(zlfs_file_read(sbi, zi, buf, sizeof(buf), 0, &got), 0);
+	ck_assert(got == 4 && !memcmp(buf, "tiny", 4));
+	static char big[8192];
+	ck_assert_int_eq(zlfs_file_write(sbi, zi, big, sizeof(big), 4), 0);   /* converts */
+	ck_assert_int_eq(sbi->fatal, 0);
+	tu_fs_unmount(sbi);
+	all_clean(img);
+	free(img);
+}
+END_TEST
+
 START_TEST(test_ssa)
 {
 	struct tu_tree t;
@@ -497,6 +533,7 @@ static Suite *fsck_suite(void)
 	tcase_add_test(tc, test_ftype);
 	tcase_add_test(tc, test_duplicate);
 	tcase_add_test(tc, test_bad_inode);
+	tcase_add_test(tc, test_inline_reserved);
 	tcase_add_test(tc, test_ssa);
 	tcase_add_test(tc, test_superblock);
 	tcase_add_test(tc, test_zone_reset);
