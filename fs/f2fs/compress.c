@@ -9,6 +9,15 @@
  * measured after.  zstd's one-shot call is told the cluster's size, so its
  * frame's window is at most the cluster, as the kernel's reader needs.
  *
+ * LZO-RLE (the kernel's LZO "version 1": a 17, 1 header and a zero-run
+ * instruction) is beyond liblzo2, so its decoder is here (zf_lzo1x_decode,
+ * written from the format's description in the kernel's
+ * Documentation/staging/lzo.rst); it also reads a versioned stream stored
+ * as plain LZO, as the kernel's decoder does.  Its encoder is liblzo2's
+ * LZO1X-1 behind that header, decoded again before it is used: a stream
+ * the version-1 reading would take differently (a match the zero-run
+ * escape shadows) is not stored compressed.
+ *
  * Decompression trusts nothing in the blocks: clen is checked against the
  * blocks given, each library is told both buffers' sizes, and the result
  * must be exactly the cluster.  Work memory is allocated per call; there
@@ -41,8 +50,6 @@ bool zf_compr_supported(unsigned int alg, const char **why)
 
 	if (alg >= ZF_COMPR_NR)
 		w = "an algorithm number F2FS does not define";
-	else if (alg == ZF_COMPR_LZORLE)
-		w = "LZO-RLE has no codec in zlfs yet (liblzo2 cannot read it)";
 	if (why)
 		*why = w;
 	return !w;
@@ -92,6 +99,135 @@ static int check_args(unsigned int alg, unsigned int log)
 	return 0;
 }
 
+#define NEED_IN(n) do { if ((size_t)(ie - ip) < (size_t)(n)) return -EUCLEAN; } while (0)
+#define NEED_OUT(n) do { if ((size_t)(oe - op) < (size_t)(n)) return -EUCLEAN; } while (0)
+
+/* A length's extension: zero bytes add 255 each, then a byte that is not 0. */
+static int ext_len(const uint8_t **ipp, const uint8_t *ie, size_t base, size_t limit, size_t *len)
+{
+	const uint8_t *ip = *ipp;
+	size_t n = base;
+
+	for (;;) {
+		NEED_IN(1);
+		if (*ip) {
+			n += *ip++;
+			break;
+		}
+		ip++;
+		if ((n += 255) > limit)
+			return -EUCLEAN;
+	}
+	*ipp = ip;
+	*len = n;
+	return 0;
+}
+
+int zf_lzo1x_decode(const void *in, size_t in_len, void *out, size_t out_cap, size_t *out_len)
+{
+	const uint8_t *ip = in, *ie = ip + in_len;
+	uint8_t *o0 = out, *op = o0, *oe = o0 + out_cap;
+	unsigned int version = 0, state = 0;
+	size_t len, dist, next;
+
+	if (in_len >= 5 && ip[0] == 17) {
+		version = ip[1];
+		ip += 2;
+		if (version > 1)
+			return -EUCLEAN;
+	}
+	NEED_IN(1);
+	if (*ip >= 18) {             /* the first byte: a literal run */
+		len = (size_t)(*ip++ - 17);
+		NEED_IN(len);
+		NEED_OUT(len);
+		memcpy(op, ip, len);
+		op += len;
+		ip += len;
+		state = len < 4 ? (unsigned int)len : 4;
+	}
+	for (;;) {
+		NEED_IN(1);
+		unsigned int t = *ip++;
+		if (t < 16 && state == 0) {          /* 0000LLLL: 4 or more literals */
+			len = t;
+			if (!len && ext_len(&ip, ie, 15, out_cap, &len))
+				return -EUCLEAN;
+			len += 3;
+			NEED_IN(len);
+			NEED_OUT(len);
+			memcpy(op, ip, len);
+			op += len;
+			ip += len;
+			state = 4;
+			continue;
+		}
+		if (t < 16) {                        /* 0000DDSS + H: 2 bytes near, or 3 at 2 kB */
+			NEED_IN(1);
+			size_t h = *ip++;
+			len = state == 4 ? 3 : 2;
+			dist = (h << 2) + ((t >> 2) & 3) + (state == 4 ? 2049 : 1);
+			next = t & 3;
+		} else if (t < 32) {                 /* 0001HLLL + LE16: far, the end, or zeros */
+			NEED_IN(2);
+			unsigned int v = ip[0] | (unsigned int)ip[1] << 8;
+			if (version == 1 && (t & 0xf8) == 0x18 && (v & 0xfffc) == 0xfffc) {
+				NEED_IN(3);          /* a run of zeros (LZO-RLE) */
+				len = (((size_t)ip[2] << 3) | (t & 7)) + 4;
+				next = v & 3;
+				ip += 3;
+				NEED_OUT(len);
+				memset(op, 0, len);
+				op += len;
+				goto literals;
+			}
+			len = t & 7;
+			if (!len && ext_len(&ip, ie, 7, out_cap, &len))
+				return -EUCLEAN;
+			len += 2;
+			NEED_IN(2);
+			v = ip[0] | (unsigned int)ip[1] << 8;
+			ip += 2;
+			dist = 16384 + ((size_t)(t & 8) << 11) + (v >> 2);
+			next = v & 3;
+			if (dist == 16384) {         /* the end: every input byte used */
+				if (ip != ie)
+					return -EUCLEAN;
+				*out_len = (size_t)(op - o0);
+				return 0;
+			}
+		} else if (t < 64) {                 /* 001LLLLL + LE16: within 16 kB */
+			len = t & 31;
+			if (!len && ext_len(&ip, ie, 31, out_cap, &len))
+				return -EUCLEAN;
+			len += 2;
+			NEED_IN(2);
+			unsigned int v = ip[0] | (unsigned int)ip[1] << 8;
+			ip += 2;
+			dist = (v >> 2) + 1;
+			next = v & 3;
+		} else {                             /* 01LDDDSS or 1LLDDDSS + H: within 2 kB */
+			NEED_IN(1);
+			size_t h = *ip++;
+			len = t < 128 ? 3 + ((t >> 5) & 1) : 5 + ((t >> 5) & 3);
+			dist = (h << 3) + ((t >> 2) & 7) + 1;
+			next = t & 3;
+		}
+		if (dist > (size_t)(op - o0))
+			return -EUCLEAN;
+		NEED_OUT(len);
+		for (size_t k = 0; k < len; k++, op++)   /* may overlap itself: byte by byte */
+			*op = op[-(ptrdiff_t)dist];
+literals:
+		NEED_IN(next);
+		NEED_OUT(next);
+		memcpy(op, ip, next);
+		op += next;
+		ip += next;
+		state = (unsigned int)next;
+	}
+}
+
 /* The stream into dst (cap bytes): its length, 0 when it does not fit, -errno. */
 static long stream_compress(unsigned int alg, unsigned int level, const uint8_t *src, size_t len,
 			    uint8_t *dst, size_t cap)
@@ -109,20 +245,35 @@ static long stream_compress(unsigned int alg, unsigned int level, const uint8_t 
 			return ZSTD_getErrorCode(n) == ZSTD_error_dstSize_tooSmall ? 0 : -ENOMEM;
 		return (long)n;
 	}
-	/* LZO: into a worst-case buffer, then measured against the budget */
-	size_t worst = len + len / 16 + 64 + 3;
+	/*
+	 * LZO: into a worst-case buffer, then measured against the budget.
+	 * LZO-RLE: the same stream behind the version-1 header, kept only if
+	 * version 1's reading of it gives the input back.
+	 */
+	size_t hdr = alg == ZF_COMPR_LZORLE ? 2 : 0, worst = len + len / 16 + 64 + 3 + hdr;
 	uint8_t *tmp = malloc(worst), *wrk = malloc(LZO1X_1_MEM_COMPRESS);
-	lzo_uint n = worst;
+	uint8_t *chk = hdr ? malloc(len) : NULL;
+	lzo_uint n = worst - hdr;
 	long ret = -ENOMEM;
-	if (tmp && wrk && lzo1x_1_compress(src, len, tmp, &n, wrk) == LZO_E_OK) {
+	if (tmp && wrk && (!hdr || chk) &&
+	    lzo1x_1_compress(src, len, tmp + hdr, &n, wrk) == LZO_E_OK) {
+		size_t got = 0;
 		ret = 0;
-		if (n <= cap) {
-			memcpy(dst, tmp, n);
-			ret = (long)n;
+		if (hdr) {
+			tmp[0] = 17;
+			tmp[1] = 1;
+		}
+		if (hdr && (zf_lzo1x_decode(tmp, n + hdr, chk, len, &got) || got != len ||
+			    memcmp(chk, src, len)))
+			n = worst;           /* not a version-1 stream: not stored compressed */
+		if (n + hdr <= cap) {
+			memcpy(dst, tmp, n + hdr);
+			ret = (long)(n + hdr);
 		}
 	}
 	free(tmp);
 	free(wrk);
+	free(chk);
 	return ret;
 }
 
@@ -189,6 +340,10 @@ int zf_decompr_cluster(unsigned int alg, bool chksum, unsigned int log, const vo
 	} else if (alg == ZF_COMPR_ZSTD) {
 		size_t n = ZSTD_decompress(out, len, s, clen);
 		got = ZSTD_isError(n) ? 0 : n;
+	} else if (alg == ZF_COMPR_LZORLE || (clen >= 5 && s[0] == 17)) {
+		/* version 1, or a versioned stream under plain LZO (the kernel reads both) */
+		if (zf_lzo1x_decode(s, clen, out, len, &got))
+			got = 0;
 	} else {
 		lzo_uint n = len;
 		got = lzo1x_decompress_safe(s, clen, out, &n, NULL) == LZO_E_OK ? n : 0;

@@ -14,9 +14,10 @@
  *
  * The streams are the kernel's, made and read by Debian's libraries: LZ4
  * raw blocks (liblz4; LZ4HC for levels 3..16), one zstd frame whose window
- * is at most the cluster (libzstd), LZO1X-1 (liblzo2).  LZO-RLE (the
+ * is at most the cluster (libzstd), LZO1X-1 (liblzo2), and LZO-RLE (the
  * kernel's LZO with a version byte and zero runs, which liblzo2 cannot
- * read) has no codec yet: zf_compr_supported() says so.
+ * read: zf_lzo1x_decode reads it, its streams are liblzo2's behind the
+ * header, checked by decoding them again).
  *
  * No state is kept between calls; every function may run in any thread.
  */
@@ -56,10 +57,7 @@ struct zf_compr_header {
 
 /* "lzo", "lz4", "zstd", "lzo-rle"; NULL for a number past them */
 const char *zf_compr_name(unsigned int alg);
-/*
- * Can this build read and write alg's streams?  false for LZO-RLE (no
- * codec yet) and numbers past the known ones; *why (if given) says so.
- */
+/* Can this build read and write alg's streams?  false for numbers past the known ones; *why says so. */
 bool zf_compr_supported(unsigned int alg, const char **why);
 /* Is level valid for alg, as the kernel's inode check has it (LZ4: 0 or 3..16; zstd 0..22; LZO 0)? */
 bool zf_compr_level_ok(unsigned int alg, unsigned int level);
@@ -87,5 +85,14 @@ int zf_compr_cluster(unsigned int alg, unsigned int level, bool chksum, unsigned
  */
 int zf_decompr_cluster(unsigned int alg, bool chksum, unsigned int log, const void *in,
 		       unsigned int k, void *out, char *why, size_t whylen);
+
+/*
+ * Decode an LZO1X stream of in_len bytes: version 0 (plain LZO1X), or
+ * version 1 (LZO-RLE: 17, 1, then LZO1X with runs of zeros) when it starts
+ * so.  *out_len the bytes written (at most out_cap).  -EUCLEAN for a
+ * stream that is damaged, runs past either buffer, or does not end
+ * exactly at its end marker.
+ */
+int zf_lzo1x_decode(const void *in, size_t in_len, void *out, size_t out_cap, size_t *out_len);
 
 #endif

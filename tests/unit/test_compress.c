@@ -3,7 +3,7 @@
  * include/zlfs/f2fs_compress.h), against the format the kernel's f2fs
  * writes (docs/f2fs-compression.md).
  *
- * Covers, for LZO, LZ4 (and LZ4HC), zstd and every cluster size 4..256
+ * Covers, for LZO, LZ4 (and LZ4HC), zstd, LZO-RLE and every cluster size 4..256
  * blocks: text-like data compresses into k < 2^log blocks whose first 24
  * bytes are the header (clen, the F2FS crc32 of the stream when asked, 16
  * zero bytes), the rest of the last block zero, k = ceil((clen + 24) /
@@ -12,11 +12,17 @@
  * (compression must save a whole block).  Damage: a clen of 0 or past the
  * blocks, a k out of range, a changed stream byte, a stream cut short are
  * EUCLEAN with a reason, never a crash (the unit tests run under ASan); a
- * wrong checksum is EBADMSG with the data decoded; LZO-RLE has no codec
- * (EOPNOTSUPP) and says why; levels as the kernel allows them.
+ * wrong checksum is EBADMSG with the data decoded; levels as the kernel
+ * allows them.  The LZO1X decoder written here (for LZO-RLE, which liblzo2
+ * cannot read): liblzo2's streams decode to their input, hand-made
+ * version-1 streams with runs of zeros (4 and 2051 bytes, with trailing
+ * literals) decode as the format says, a versioned stream under plain LZO
+ * is read as the kernel reads it, and damaged or random input is an error
+ * or bytes, never a read or write outside the buffers.
  */
 #include <errno.h>
 #include <lz4.h>
+#include <lzo/lzo1x.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
@@ -25,7 +31,8 @@
 #include "zlfs/f2fs_format.h"
 #include "zlfs/f2fs_compress.h"
 
-static const unsigned int algs[] = { ZF_COMPR_LZO, ZF_COMPR_LZ4, ZF_COMPR_ZSTD };
+static const unsigned int algs[] = { ZF_COMPR_LZO, ZF_COMPR_LZ4, ZF_COMPR_ZSTD, ZF_COMPR_LZORLE };
+#define NALGS 4
 
 /* Text-like bytes: words from a small vocabulary, so every compressor saves a lot. */
 static void text(uint8_t *buf, size_t len, unsigned int seed)
@@ -50,7 +57,7 @@ static uint32_t le32(const uint8_t *p)
 
 START_TEST(test_round_trip)
 {
-	unsigned int alg = algs[_i % 3], log = ZF_COMPR_MIN_LOG + (unsigned int)_i / 3;
+	unsigned int alg = algs[_i % NALGS], log = ZF_COMPR_MIN_LOG + (unsigned int)_i / NALGS;
 	size_t n = (size_t)1 << log, len = n * ZF_BLKSIZE;
 	uint8_t *src = malloc(len), *out = malloc(len), *back = malloc(len);
 	char why[200];
@@ -97,11 +104,11 @@ START_TEST(test_budget)
 	/* three blocks of random bytes and one of zeros: about 3 blocks of stream, must not fit */
 	tu_fill(src, len, 9);
 	memset(src + 3 * ZF_BLKSIZE, 0, ZF_BLKSIZE);
-	for (unsigned int a = 0; a < 3; a++)
+	for (unsigned int a = 0; a < NALGS; a++)
 		ck_assert_int_eq(zf_compr_cluster(algs[a], 0, false, log, src, out), 0);
 	/* two blocks random, two of zeros: fits in three blocks with the header */
 	memset(src + 2 * ZF_BLKSIZE, 0, 2 * ZF_BLKSIZE);
-	for (unsigned int a = 0; a < 3; a++) {
+	for (unsigned int a = 0; a < NALGS; a++) {
 		int k = zf_compr_cluster(algs[a], 0, false, log, src, out);
 		ck_assert_int_eq(k, 3);
 		ck_assert_int_eq(zf_decompr_cluster(algs[a], false, log, out, 3, back, why, sizeof(why)), 0);
@@ -210,10 +217,10 @@ START_TEST(test_names_levels)
 	ck_assert_str_eq(zf_compr_name(ZF_COMPR_LZORLE), "lzo-rle");
 	ck_assert_ptr_null(zf_compr_name(4));
 	ck_assert(zf_compr_supported(ZF_COMPR_ZSTD, &why) && !why);
-	ck_assert(!zf_compr_supported(ZF_COMPR_LZORLE, &why) && strstr(why, "LZO-RLE"));
+	ck_assert(zf_compr_supported(ZF_COMPR_LZORLE, &why) && !why);
 	ck_assert(!zf_compr_supported(9, &why) && why);
 	uint8_t buf[4 * ZF_BLKSIZE] = { 0 }, out[4 * ZF_BLKSIZE];
-	ck_assert_int_eq(zf_compr_cluster(ZF_COMPR_LZORLE, 0, false, 2, buf, out), -EOPNOTSUPP);
+	ck_assert_int_eq(zf_compr_cluster(9, 0, false, 2, buf, out), -EINVAL);
 	ck_assert_int_eq(zf_compr_cluster(ZF_COMPR_LZ4, 0, false, 1, buf, out), -EINVAL);
 	ck_assert_int_eq(zf_compr_cluster(ZF_COMPR_LZ4, 0, false, 9, buf, out), -EINVAL);
 	/* levels: LZ4 0 or 3..16 (LZ4HC), zstd up to 22, LZO none */
@@ -235,14 +242,104 @@ START_TEST(test_names_levels)
 }
 END_TEST
 
+/* liblzo2's LZO1X-1 streams read back by the decoder written here */
+START_TEST(test_lzo_decoder_v0)
+{
+	static uint8_t src[1 << 18], enc[(1 << 18) + (1 << 14) + 67], back[1 << 18];
+	static lzo_align_t wrk[(LZO1X_1_MEM_COMPRESS + sizeof(lzo_align_t) - 1) / sizeof(lzo_align_t)];
+	size_t sizes[] = { 1, 3, 4, 17, 100, 4096, 16384, 65536, sizeof(src) };
+
+	ck_assert_int_eq(lzo_init(), LZO_E_OK);
+	for (int seed = 0; seed < 6; seed++)
+		for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+			size_t len = sizes[z], got = 0;
+			/* text, random, runs, and a mix with far repeats (long distances) */
+			if (seed % 3 == 0) {
+				text(src, len, (unsigned int)seed);
+			} else if (seed % 3 == 1) {
+				tu_fill(src, len, (uint64_t)seed);
+			} else {
+				tu_fill(src, len, (uint64_t)seed);
+				for (size_t p = 0; p + 64 < len; p += 700)
+					memset(src + p, p & 1 ? 0 : 'a', 40);
+				if (len > 40000)
+					memcpy(src + len - 20000, src + 1000, 15000);
+			}
+			lzo_uint n = sizeof(enc);
+			ck_assert_int_eq(lzo1x_1_compress(src, len, enc, &n, wrk), LZO_E_OK);
+			ck_assert_int_eq(zf_lzo1x_decode(enc, n, back, len, &got), 0);
+			ck_assert_uint_eq(got, len);
+			ck_assert(!memcmp(src, back, len));
+			/* one byte short of room, one byte of stream missing, one byte too many */
+			if (len > 1)
+				ck_assert_int_eq(zf_lzo1x_decode(enc, n, back, len - 1, &got), -EUCLEAN);
+			ck_assert_int_eq(zf_lzo1x_decode(enc, n - 1, back, len, &got), -EUCLEAN);
+			enc[n] = 0;
+			ck_assert_int_eq(zf_lzo1x_decode(enc, n + 1, back, len, &got), -EUCLEAN);
+		}
+}
+END_TEST
+
+/* Version 1 as the format describes it: 17, 1, literals, runs of zeros, the end marker */
+START_TEST(test_lzo_decoder_rle)
+{
+	uint8_t back[4096];
+	size_t got;
+	/* "ABCD", 4 zeros, end */
+	const uint8_t a[] = { 17, 1, 21, 'A', 'B', 'C', 'D', 0x18, 0xfc, 0xff, 0x00, 0x11, 0, 0 };
+	ck_assert_int_eq(zf_lzo1x_decode(a, sizeof(a), back, sizeof(back), &got), 0);
+	ck_assert_uint_eq(got, 8);
+	ck_assert(!memcmp(back, "ABCD\0\0\0\0", 8));
+	/* "AB", 2051 zeros (L = 2047: 7 in the opcode, 255 in the fourth byte), two literals, end */
+	const uint8_t b[] = { 17, 1, 19, 'A', 'B', 0x1f, 0xfe, 0xff, 0xff, 'x', 'y', 0x11, 0, 0 };
+	ck_assert_int_eq(zf_lzo1x_decode(b, sizeof(b), back, sizeof(back), &got), 0);
+	ck_assert_uint_eq(got, 2 + 2051 + 2);
+	ck_assert(back[0] == 'A' && back[1] == 'B' && back[2053] == 'x' && back[2054] == 'y');
+	for (int i = 2; i < 2053; i++)
+		ck_assert_uint_eq(back[i], 0);
+	/* the same run with too little room: an error */
+	ck_assert_int_eq(zf_lzo1x_decode(b, sizeof(b), back, 2000, &got), -EUCLEAN);
+	/* version 0 reads that escape as a far copy from before the start: an error */
+	uint8_t c[sizeof(a)];
+	memcpy(c, a, sizeof(a));
+	c[1] = 0;
+	ck_assert_int_eq(zf_lzo1x_decode(c, sizeof(c), back, sizeof(back), &got), -EUCLEAN);
+	/* a version past 1 */
+	c[1] = 2;
+	ck_assert_int_eq(zf_lzo1x_decode(c, sizeof(c), back, sizeof(back), &got), -EUCLEAN);
+	/* a versioned stream stored as plain LZO is read as the kernel reads it */
+	uint8_t blk[4 * ZF_BLKSIZE] = { 0 }, out[4 * ZF_BLKSIZE];
+	char why[100];
+	const uint8_t d[] = { 17, 1, 21, 'A', 'B', 'C', 'D', 0x1f, 0xfc, 0xff, 0xff, 0x11, 0, 0 };
+	/* 4 + 2051 zeros is not a cluster: a cluster of them ends the stream short */
+	uint32_t clen = sizeof(d);
+	memcpy(blk, &clen, 4);
+	memcpy(blk + 24, d, sizeof(d));
+	ck_assert_int_eq(zf_decompr_cluster(ZF_COMPR_LZO, false, 2, blk, 1, out, why, sizeof(why)),
+			 -EUCLEAN);
+	ck_assert(strstr(why, "does not decode"));
+	/* random input: an error or bytes, never outside the buffers (ASan watches) */
+	static uint8_t junk[512];
+	for (int seed = 0; seed < 3000; seed++) {
+		tu_fill(junk, sizeof(junk), (uint64_t)seed + 100);
+		junk[0] = seed & 1 ? 17 : junk[0];
+		junk[1] = seed & 2 ? 1 : junk[1];
+		int r = zf_lzo1x_decode(junk, sizeof(junk), back, sizeof(back), &got);
+		ck_assert(r == 0 || r == -EUCLEAN);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("compress");
 	TCase *tc = tcase_create("codec");
 
-	tcase_add_loop_test(tc, test_round_trip, 0, 3 * (ZF_COMPR_MAX_LOG - ZF_COMPR_MIN_LOG + 1));
+	tcase_add_loop_test(tc, test_round_trip, 0, NALGS * (ZF_COMPR_MAX_LOG - ZF_COMPR_MIN_LOG + 1));
 	tcase_add_test(tc, test_budget);
-	tcase_add_loop_test(tc, test_damage, 0, 3);
+	tcase_add_loop_test(tc, test_damage, 0, NALGS);
+	tcase_add_test(tc, test_lzo_decoder_v0);
+	tcase_add_test(tc, test_lzo_decoder_rle);
 	tcase_add_test(tc, test_kernel_streams);
 	tcase_add_test(tc, test_names_levels);
 	suite_add_tcase(s, tc);
