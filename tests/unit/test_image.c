@@ -1212,6 +1212,13 @@ START_TEST(test_uring_concurrent_zones)
 
 	ck_assert_int_eq(zlfs_zdev_write(dev, cdata, 64 * KB, 3 * MB), 0);
 	ck_assert_int_eq(pthread_create(&rth, NULL, conv_reader, &rd_ctx), 0);
+	/*
+	 * The writers start once the reader is reading: on a loaded machine
+	 * they could otherwise all finish before its first read, and the
+	 * test would check nothing concurrent (it failed so, reads == 0).
+	 */
+	while (!atomic_load(&rd_ctx.reads))
+		usleep(1000);
 	for (int i = 0; i < 8; i++) {
 		memset(&az[i], 0, sizeof(az[i]));
 		az[i].dev = dev;
