@@ -554,7 +554,7 @@ static void usage(const char *prog)
 	       "                      not kept inside the inode (default: they are, as\n"
 	       "                      F2FS's inline_data, inline_dentry, inline_xattr)\n"
 	       "  inline_xattr_size=N words of xattrs inside new inodes (flexible_inline_\n"
-	       "                      xattr volumes only; 6 .. 912, default 50)\n"
+	       "                      xattr volumes only; 6 .. 903, default 50)\n"
 	       "Other -o options go to FUSE and the kernel: allow_other, allow_root,\n"
 	       "auto_unmount, nosuid, nodev, noexec, ... (mount.fuse3(8), mount(8)).\n"
 	       "Unmount with zlfs-umount MOUNTPOINT: it returns once the final checkpoint\n"

@@ -616,8 +616,9 @@ static inline void zf_node_set_footer(struct zf_node *n, uint32_t nid, uint32_t 
  * (zf_check_inode refuses such inodes by name first).
  */
 #define ZF_MAX_EXTRA_WORDS     (ZF_EXTRA_ATTR_SIZE / 4)
-#define ZF_MIN_INLINE_DATA_WORDS 1
-/* F2FS's MAX_INLINE_XATTR_SIZE: room left for the reserved word and one of data */
+/* F2FS's MIN_INLINE_DENTRY_SIZE: 40 bytes, room for the two slots of . and .. */
+#define ZF_MIN_INLINE_DATA_WORDS 10
+/* F2FS's MAX_INLINE_XATTR_SIZE (903): room left for the reserved word and that */
 #define ZF_MAX_INLINE_XATTR_WORDS \
 	(ZF_ADDRS_PER_INODE - ZF_MAX_EXTRA_WORDS - ZF_INLINE_RESERVED - ZF_MIN_INLINE_DATA_WORDS)
 #define ZF_MIN_INLINE_XATTR_WORDS 1

@@ -189,6 +189,14 @@ options() {
 	echo "$out" | grep -q noinline_xattr || { WHY="refusal with noinline_xattr: $out"; return 1; }
 	out=$("$ZLFS" "$IMG" "$M" -o inline_xattr_size=5 2>&1) && { umnt "$M" "$IMG"; WHY="inline_xattr_size=5 accepted"; return 1; }
 	echo "$out" | grep -q "out of range" || { WHY="refusal of 5 words: $out"; return 1; }
+	out=$("$ZLFS" "$IMG" "$M" -o inline_xattr_size=904 2>&1) && { umnt "$M" "$IMG"; WHY="inline_xattr_size=904 accepted"; return 1; }
+	echo "$out" | grep -q "out of range: 6 .. 903" || { WHY="refusal of 904 words: $out"; return 1; }
+	# the largest leaves 40 bytes inline: a new directory's . and .. still fit (F2FS's rule)
+	mnt "$IMG" "$M" -o inline_xattr_size=903 || return 1
+	mkdir "$M/d" && echo x > "$M/d/x" && [ "$(ls -a "$M/d" | tr '\n' ' ')" = ". .. x " ] ||
+		{ WHY="a directory under inline_xattr_size=903: $(ls -a "$M/d" 2>&1 | tr '\n' ' ')"; umnt "$M" "$IMG"; return 1; }
+	umnt "$M" "$IMG" || return 1
+	fsck_clean "$IMG" || return 1
 	mnt "$IMG" "$M" -o inline_xattr_size=100 || return 1
 	echo x > "$M/x" || { WHY="create failed"; umnt "$M" "$IMG"; return 1; }
 	ino=$(stat -c %i "$M/x")
@@ -196,7 +204,7 @@ options() {
 	out=$(dump.f2fs -i "$ino" "$IMG" 2>&1 | grep -E '^i_inline_xattr_size')
 	echo "$out" | grep -qE '\[0x +64 : 100\]' || { WHY="dump.f2fs: $out"; return 1; }
 	fsck_clean "$IMG" || return 1
-	NOTE="100 words on a new inode; refused without the feature, with noinline_xattr, below 6"
+	NOTE="100 words on a new inode, 903 with a directory; refused without the feature, with noinline_xattr, below 6, above 903"
 }
 
 # noinline: under the noinline options nothing new is inline
