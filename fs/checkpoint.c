@@ -166,14 +166,22 @@ int zlfs_cp_load(struct zlfs_sb *sbi)
 	}
 	if ((ret = zlfs_node_build_from(sbi, nat_j)) || (ret = zlfs_seg_build(sbi, sit_j)))
 		goto out;
-	/* the counters the checkpoint keeps must agree with what we rebuilt */
-	if (sbi->valid_block_count != zf_le64_to_cpu(cp->valid_block_count)) {
-		fprintf(stderr, "zlfs: checkpoint says %llu valid blocks, SIT %llu\n",
+	/*
+	 * The counters the checkpoint keeps must agree with what we rebuilt:
+	 * the SIT's blocks, and as many more as files have NEW_ADDR or
+	 * COMPRESS_ADDR slots (F2FS counts those too; only a walk of every
+	 * file could check that part, which fsck does).
+	 */
+	if (sbi->valid_block_count > zf_le64_to_cpu(cp->valid_block_count) ||
+	    zf_le64_to_cpu(cp->valid_block_count) > sbi->user_block_count) {
+		fprintf(stderr, "zlfs: checkpoint says %llu valid blocks, SIT %llu, user blocks %llu\n",
 			(unsigned long long)zf_le64_to_cpu(cp->valid_block_count),
-			(unsigned long long)sbi->valid_block_count);
+			(unsigned long long)sbi->valid_block_count,
+			(unsigned long long)sbi->user_block_count);
 		ret = -ZLFS_EFSCORRUPTED;
 		goto out;
 	}
+	sbi->reserved_blocks = zf_le64_to_cpu(cp->valid_block_count) - sbi->valid_block_count;
 	sbi->valid_node_count = zf_le32_to_cpu(cp->valid_node_count);
 	ret = 0;
 out:
@@ -295,7 +303,7 @@ static void fill_head(struct zlfs_sb *sbi, uint64_t ver, bool umount, uint32_t n
 
 	cp->checkpoint_ver = zf_cpu_to_le64(ver);
 	cp->user_block_count = zf_cpu_to_le64(sbi->user_block_count);
-	cp->valid_block_count = zf_cpu_to_le64(sbi->valid_block_count);
+	cp->valid_block_count = zf_cpu_to_le64(sbi->valid_block_count + sbi->reserved_blocks);
 	cp->free_segment_count = zf_cpu_to_le32(free_segment_count(sbi));
 	for (int i = 0; i < ZF_NR_LOGS; i++) {
 		bool node = zf_log_is_node((unsigned int)i);

@@ -46,6 +46,7 @@
 #include "node.h"
 #include "inode.h"
 #include "flags.h"
+#include "cluster.h"
 #include "file.h"
 #include "xattr.h"
 
@@ -82,6 +83,9 @@ static int block_addr(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, ui
 		return ret;
 	*addr = zf_le32_to_cpu(zlfs_dnode_addrs(sbi, dn, &nr)[ofs]);
 	/* as the kernel's DATA_GENERIC_ENHANCE: inside the main area and valid in the SIT */
+	if (*addr == ZF_COMPRESS_ADDR)
+		return zlfs_corrupt(sbi, "block %llu of inode %u is a compressed-cluster marker, but "
+				    "the file is not compressed", (unsigned long long)index, zi->ino);
 	if (*addr != ZF_NULL_ADDR && *addr != ZF_NEW_ADDR && !zlfs_block_valid(sbi, *addr))
 		return zlfs_corrupt(sbi, "block %llu of inode %u is at %u, %s", (unsigned long long)index,
 				    zi->ino, *addr, zlfs_is_main_blkaddr(sbi, *addr) ?
@@ -91,10 +95,10 @@ static int block_addr(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, ui
 
 int zlfs_file_next_mapped(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, uint64_t *next)
 {
-	const uint64_t A = ZF_ADDRS_PER_BLOCK, AN = A * ZF_NIDS_PER_BLOCK;
 	struct zf_inode *ri = zi_raw(zi);
 	struct zf_ishape sh;
 	zf_inode_shape(ri, zlfs_feat(sbi), &sh);
+	const uint64_t A = sh.dnode_addrs, AN = A * ZF_NIDS_PER_BLOCK;
 	const uint64_t direct = sh.addrs;
 	/* the inode's five node pointers and the blocks under each (F2FS's get_node_path) */
 	const uint64_t span[5] = { A, A, AN, AN, AN * ZF_NIDS_PER_BLOCK };
@@ -147,6 +151,8 @@ int zlfs_read_file_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index,
 
 	if (meta_file(zi) && zlfs_bcache_get(sbi, zi->ino, index, buf))
 		return 0;
+	if (zlfs_cluster_log(sbi, zi))
+		return zlfs_cluster_read(sbi, zi, buf, ZF_BLKSIZE, index * ZF_BLKSIZE);
 	if ((ret = block_addr(sbi, zi, index, &a)))
 		return ret;
 	if (a == ZF_NULL_ADDR || a == ZF_NEW_ADDR) {
@@ -205,6 +211,11 @@ int zlfs_file_read(struct zlfs_sb *sbi, struct zinode *zi, char *buf, size_t len
 	}
 	if (meta_file(zi))   /* a symlink's target may still be in the cache only */
 		return read_meta(sbi, zi, buf, len, off, got);
+	if (zlfs_cluster_log(sbi, zi)) {
+		if (!(ret = zlfs_cluster_read(sbi, zi, buf, len, off)))
+			*got = len;
+		return ret;
+	}
 	/*
 	 * Whole blocks are read straight into buf, so a run of them adjacent
 	 * on the device is one command (zlfs_read_blocks_unlocked); only a
@@ -286,10 +297,11 @@ static int remap_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, u
 		return -ENOSPC;   /* a new block: from the user's share */
 	if ((ret = zlfs_alloc_block(sbi, log, dn->nid, ofs_in_node, sbi->nat[dn->nid].version, addr)))
 		return ret;
-	if (old == ZF_NULL_ADDR || old == ZF_NEW_ADDR) {
+	if (old == ZF_NULL_ADDR) {
 		struct zf_inode *ri = zi_raw(zi);
-		if (old == ZF_NULL_ADDR)
-			ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) + 1);
+		ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) + 1);
+	} else if (zlfs_addr_reserved(old)) {
+		sbi->reserved_blocks--;      /* the reservation becomes this block */
 	} else {
 		zlfs_invalidate_block(sbi, old);
 	}
@@ -348,7 +360,9 @@ static void commit_blocks(struct zlfs_sb *sbi, struct zinode *zi, uint64_t first
 		struct zf_inode *ri = zi_raw(zi);
 		if (cur == ZF_NULL_ADDR)
 			ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) + 1);
-		else if (cur != ZF_NEW_ADDR)
+		else if (zlfs_addr_reserved(cur))
+			sbi->reserved_blocks--;
+		else
 			zlfs_invalidate_block(sbi, cur);
 		*slot = zf_cpu_to_le32(addrs[i]);
 		zlfs_node_dirty(sbi, dn);
@@ -515,6 +529,8 @@ int zlfs_file_write(struct zlfs_sb *sbi, struct zinode *zi, const char *buf, siz
 	}
 	if ((ret = zlfs_convert_inline(sbi, zi)))
 		return ret;
+	if (zlfs_cluster_log(sbi, zi))
+		return zlfs_cluster_write(sbi, zi, buf, len, off);
 	uint64_t first = off / ZF_BLKSIZE, last = (off + len - 1) / ZF_BLKSIZE;
 	uint32_t n = (uint32_t)(last - first + 1);
 	if (zlfs_avail_blocks(sbi) < n)
@@ -625,12 +641,22 @@ int zlfs_file_truncate(struct zlfs_sb *sbi, struct zinode *zi, uint64_t size)
 			goto done;
 		}
 	}
+	bool compr = zlfs_cluster_log(sbi, zi) != 0;
+	if (compr && (ri->i_inline & ZF_COMPRESS_RELEASED)) {
+		/* F2FS: a released file is read-only until emptied (or reserved again) */
+		if (size)
+			return size == old ? 0 : -EPERM;
+		ri->i_inline &= (uint8_t)~ZF_COMPRESS_RELEASED;
+	}
 	if (size < old) {
 		/* whole nodes may go: roll-forward replays no removal of nodes */
 		zlfs_node_need_cp(sbi, zi->ino);
+		/* a compressed file's cluster at the new EOF is cut first (cluster.c) */
+		if (compr && (ret = zlfs_cluster_truncate(sbi, zi, size)))
+			return ret;
 		if ((ret = zlfs_truncate_blocks(sbi, zi, (size + ZF_BLKSIZE - 1) / ZF_BLKSIZE)))
 			return ret;
-		if (size % ZF_BLKSIZE &&
+		if (!compr && size % ZF_BLKSIZE &&
 		    (ret = zero_partial(sbi, zi, size / ZF_BLKSIZE, size % ZF_BLKSIZE, ZF_BLKSIZE)))
 			return ret;
 	}
@@ -664,7 +690,10 @@ static int punch_blocks(struct zlfs_sb *sbi, struct zinode *zi, uint64_t from, u
 		uint32_t a = zf_le32_to_cpu(*slot);
 		if (a == ZF_NULL_ADDR)
 			continue;
-		zlfs_invalidate_block(sbi, a);
+		if (zlfs_addr_reserved(a))
+			sbi->reserved_blocks--;
+		else
+			zlfs_invalidate_block(sbi, a);
 		*slot = 0;
 		zlfs_ext_drop(zi);
 		struct zf_inode *ri = zi_raw(zi);
@@ -797,6 +826,13 @@ int zlfs_file_fallocate(struct zlfs_sb *sbi, struct zinode *zi, int mode, uint64
 		return -EOPNOTSUPP;
 	if (end < off || (end + ZF_BLKSIZE - 1) / ZF_BLKSIZE > zlfs_max_file_blocks())
 		return -EFBIG;
+	if (zlfs_cluster_log(sbi, zi)) {
+		/* F2FS: a compressed file is only preallocated, and not once released */
+		if (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE))
+			return -EOPNOTSUPP;
+		if (zi_raw(zi)->i_inline & ZF_COMPRESS_RELEASED)
+			return -EPERM;
+	}
 	if ((ret = zlfs_convert_inline(sbi, zi)))
 		return ret;
 	if (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE))
@@ -941,7 +977,8 @@ static bool fsync_needs_cp(struct zlfs_sb *sbi, struct zinode *zi)
 {
 	const struct zf_inode *ri = zi_raw(zi);
 
-	return sbi->fsync_cp || !S_ISREG(zf_le16_to_cpu(ri->i_mode)) ||
+	/* compressed clusters are never rolled forward (the kernel's CP_COMPRESSED) */
+	return sbi->fsync_cp || !S_ISREG(zf_le16_to_cpu(ri->i_mode)) || zlfs_cluster_log(sbi, zi) ||
 	       zf_le32_to_cpu(ri->i_links) != 1 || (sbi->nat[zi->ino].flags & ZNAT_NEED_CP) ||
 	       !zlfs_nid_checkpointed(sbi, zf_le32_to_cpu(ri->i_pino)) ||
 	       !(sbi->log_mask & (1u << ZF_LOG_WARM_NODE)) || sbi->rf_blocks >= RF_MAX_BLOCKS;

@@ -12,8 +12,10 @@
  * the daemon makes them, at the requests the VFS would have refused, with
  * the errors the VFS gives (EPERM).
  *
- * As F2FS: only the flags F2FS can set are settable (compression and
- * casefolding need features zlfs images never have: EOPNOTSUPP); a flag a
+ * As F2FS: only the flags F2FS can set are settable (casefolding needs a
+ * feature zlfs never mounts: EOPNOTSUPP; compression, +c and +m, needs
+ * the compression feature and cluster.c's rules: an empty file, never
+ * both); a flag a
  * file type cannot carry is EOPNOTSUPP; a change stamps ctime.  New inodes
  * inherit sync, nodump, noatime, dirsync and projinherit from their
  * directory (directory-only ones only by directories).  Project IDs
@@ -37,6 +39,7 @@
 #include "zlfs.h"
 #include "inode.h"
 #include "flags.h"
+#include "cluster.h"
 
 _Static_assert(ZF_FL_SYNC == FS_SYNC_FL && ZF_FL_IMMUTABLE == FS_IMMUTABLE_FL &&
 	       ZF_FL_APPEND == FS_APPEND_FL && ZF_FL_NODUMP == FS_NODUMP_FL &&
@@ -45,8 +48,6 @@ _Static_assert(ZF_FL_SYNC == FS_SYNC_FL && ZF_FL_IMMUTABLE == FS_IMMUTABLE_FL &&
 	       ZF_FL_INDEX == FS_INDEX_FL && ZF_FL_CASEFOLD == FS_CASEFOLD_FL,
 	       "F2FS keeps the chattr flags with their FS_*_FL values");
 
-#define ZF_FL_NOCOMP 0x00000400u   /* FS_NOCOMP_FL */
-
 /* What F2FS reports (F2FS_GETTABLE_FS_FL) and what it lets chattr set. */
 #define GETTABLE (ZF_FL_COMPR | ZF_FL_SYNC | ZF_FL_IMMUTABLE | ZF_FL_APPEND | ZF_FL_NODUMP | \
 		  ZF_FL_NOATIME | ZF_FL_NOCOMP | ZF_FL_INDEX | ZF_FL_DIRSYNC | \
@@ -54,8 +55,10 @@ _Static_assert(ZF_FL_SYNC == FS_SYNC_FL && ZF_FL_IMMUTABLE == FS_IMMUTABLE_FL &&
 		  FS_VERITY_FL | ZF_FL_CASEFOLD)
 #define SETTABLE (ZF_FL_SYNC | ZF_FL_IMMUTABLE | ZF_FL_APPEND | ZF_FL_NODUMP | ZF_FL_NOATIME | \
 		  ZF_FL_DIRSYNC | ZF_FL_PROJINHERIT)
-/* needs a feature zlfs images never have (compression, casefolding) */
-#define UNSUPPORTED (ZF_FL_COMPR | ZF_FL_NOCOMP | ZF_FL_CASEFOLD)
+/* needs a feature zlfs never mounts (casefolding) */
+#define UNSUPPORTED ZF_FL_CASEFOLD
+/* compression's: need the feature, and cluster.c's rules */
+#define COMPR_FLAGS (ZF_FL_COMPR | ZF_FL_NOCOMP)
 /* what a directory passes on to what is made in it (F2FS_FL_INHERITED) */
 #define INHERITED (ZF_FL_SYNC | ZF_FL_NODUMP | ZF_FL_NOATIME | ZF_FL_DIRSYNC | ZF_FL_PROJINHERIT)
 /* the flags the xflags of FS_IOC_FSSETXATTR can express (the VFS's FS_COMMON_FL) */
@@ -119,9 +122,24 @@ static int set_masked(struct zlfs_sb *sbi, struct zinode *zi, uint32_t fl, uint3
 		return -EOPNOTSUPP;
 	if (fl & UNSUPPORTED)
 		return -EOPNOTSUPP;
+	uint32_t cfl = fl & COMPR_FLAGS & mask;
+	if (cfl != (old & COMPR_FLAGS & mask)) {
+		/* F2FS's f2fs_setflags_common: +c and +m exclude each other */
+		if (!(zlfs_feat(sbi) & ZF_FEAT_COMPRESSION) ||
+		    (cfl & type_mask(zf_le16_to_cpu(ri->i_mode))) != cfl)
+			return -EOPNOTSUPP;
+		if (cfl == COMPR_FLAGS)
+			return -EINVAL;
+	}
 	fl &= SETTABLE & mask;
 	if ((fl & type_mask(zf_le16_to_cpu(ri->i_mode))) != fl)
 		return -EOPNOTSUPP;
+	if (cfl != (old & COMPR_FLAGS & mask)) {
+		if ((ret = zlfs_cluster_set(sbi, zi, (cfl & ZF_FL_COMPR) != 0)))
+			return ret;
+		ri = zi_raw(zi);
+		old = (stored(zi) & ~ZF_FL_NOCOMP) | (cfl & ZF_FL_NOCOMP);
+	}
 	ri->i_flags = zf_cpu_to_le32((old & ~(SETTABLE & mask)) | fl);
 	zlfs_inode_touch(zi, false, true, false);
 	zlfs_inode_dirty(sbi, zi);

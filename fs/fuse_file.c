@@ -184,6 +184,8 @@ void zl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_
 	struct zlfs_sb *sbi = SBI(req);
 	struct zinode *zi;
 	uint64_t nblk = (size + ZF_BLKSIZE - 1) / ZF_BLKSIZE;
+	/* a compressed file may rewrite whole clusters at both ends (cluster.c) */
+	uint64_t more = (zlfs_feat(sbi) & ZF_FEAT_COMPRESSION) ? 2u << ZF_COMPR_LOG_MAX : 0;
 	bool low = false;
 	int ret;
 
@@ -199,7 +201,7 @@ void zl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_
 	    zlfs_free_blocks(sbi) < sbi->wb_reserve + nblk)
 		ret = -ENOSPC;
 	else if (!ret &&
-	    !(ret = zlfs_balance(sbi, nblk + 3)) &&
+	    !(ret = zlfs_balance(sbi, nblk + 3 + more)) &&
 	    !(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
 		struct ztimes t;
 		ztimes_begin(zi, &t);

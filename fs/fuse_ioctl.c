@@ -1,7 +1,9 @@
 /*
  * fuse_ioctl.c - the ioctls zlfs answers: the chattr flags (FS_IOC_GETFLAGS
  * and SETFLAGS, FS_IOC_FSGETXATTR and FSSETXATTR: flags.c), the going-down
- * ioctl (shutdown.c) and FITRIM (trim.c).  Any other: ENOTTY.
+ * ioctl (shutdown.c), FITRIM (trim.c), and F2FS's two compression queries
+ * (F2FS_IOC_GET_COMPRESS_BLOCKS, F2FS_IOC_GET_COMPRESS_OPTION: cluster.c).
+ * Any other: ENOTTY.
  *
  * The kernel's FUSE passes an ioctl's argument in and out only as the
  * command's number says (restricted ioctls, FUSE_IOCTL_UNRESTRICTED
@@ -22,6 +24,46 @@
 #include "trim.h"
 #include "inode.h"
 #include "flags.h"
+#include "cluster.h"
+
+/* F2FS's numbers (include/uapi/linux/f2fs.h): _IOR(0xf5, 17, __u64), _IOR(0xf5, 21, 2 bytes) */
+#define F2FS_IOC_GET_COMPRESS_BLOCKS 0x8008f511u
+#define F2FS_IOC_GET_COMPRESS_OPTION 0x8002f515u
+
+/* The compression queries, answered from the inode (a shared lock is enough). */
+static void ioctl_compr(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, size_t out_bufsz)
+{
+	struct zlfs_sb *sbi = SBI(req);
+	struct zinode *zi;
+	uint64_t blocks = 0;
+	uint8_t opt[2] = { 0, 0 };     /* struct f2fs_comp_option: algorithm, log_cluster_size */
+	int ret;
+
+	if (out_bufsz < (cmd == F2FS_IOC_GET_COMPRESS_BLOCKS ? sizeof(blocks) : sizeof(opt))) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	zlfs_op_begin(sbi, true);
+	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
+		if (cmd == F2FS_IOC_GET_COMPRESS_BLOCKS) {
+			ret = zlfs_cluster_saved(sbi, zi, &blocks);
+		} else if (!(zlfs_feat(sbi) & ZF_FEAT_COMPRESSION)) {
+			ret = -EOPNOTSUPP;
+		} else if (!zlfs_cluster_log(sbi, zi)) {
+			ret = -ENODATA;     /* F2FS: not a compressed file */
+		} else {
+			opt[0] = zi_raw(zi)->i_compress_algorithm;
+			opt[1] = (uint8_t)zlfs_cluster_log(sbi, zi);
+		}
+	}
+	zlfs_op_end(sbi, true);
+	if (ret)
+		fuse_reply_err(req, -ret);
+	else if (cmd == F2FS_IOC_GET_COMPRESS_BLOCKS)
+		fuse_reply_ioctl(req, 0, &blocks, sizeof(blocks));
+	else
+		fuse_reply_ioctl(req, 0, opt, sizeof(opt));
+}
 
 /*
  * The caller's bytes at addr, read from its memory: the kernel's FUSE
@@ -137,6 +179,10 @@ void zl_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 	DOWN_REFUSE(req, ino);
 	if (cmd == (unsigned int)FITRIM) {
 		ioctl_fitrim(req, in_buf, in_bufsz, out_bufsz);
+		return;
+	}
+	if (cmd == F2FS_IOC_GET_COMPRESS_BLOCKS || cmd == F2FS_IOC_GET_COMPRESS_OPTION) {
+		ioctl_compr(req, ino, cmd, out_bufsz);
 		return;
 	}
 	switch (cmd) {

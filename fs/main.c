@@ -216,6 +216,7 @@ struct cli {
 enum {
 	KEY_MODE, KEY_SCHED, KEY_GC, KEY_FSYNC, KEY_CACHE_MB, KEY_ATIME, KEY_RELATIME,
 	KEY_STRICTATIME, KEY_DIRATIME, KEY_RO, KEY_NORECOVERY, KEY_INLINE, KEY_INLINE_XSIZE,
+	KEY_COMPR,
 };
 
 static const struct fuse_opt opt_fixed[] = {
@@ -271,6 +272,14 @@ static const struct fuse_opt opt_fixed[] = {
 	FUSE_OPT_KEY("inline_xattr", KEY_INLINE),
 	FUSE_OPT_KEY("noinline_xattr", KEY_INLINE),
 	FUSE_OPT_KEY("inline_xattr_size=", KEY_INLINE_XSIZE),
+	/* F2FS's compression options (compr_opt; cluster.c checks them against the volume) */
+	FUSE_OPT_KEY("compress_algorithm=", KEY_COMPR),
+	FUSE_OPT_KEY("compress_log_size=", KEY_COMPR),
+	FUSE_OPT_KEY("compress_extension=", KEY_COMPR),
+	FUSE_OPT_KEY("nocompress_extension=", KEY_COMPR),
+	FUSE_OPT_KEY("compress_chksum", KEY_COMPR),
+	FUSE_OPT_KEY("compress_mode=", KEY_COMPR),
+	FUSE_OPT_KEY("compress_cache", KEY_COMPR),
 	{ "no_writeback_cache", offsetof(struct cli, no_wb), 1 },
 	/* a block device as plain fuse, as a user's mount (see main) */
 	{ "nofuseblk", offsetof(struct cli, nofuseblk), 1 },
@@ -373,6 +382,84 @@ static int opt_gc(struct cli *c, const char *arg)
 }
 
 /*
+ * One of F2FS's compression options into o (ranges that depend on the
+ * volume are cluster.c's to check).  -1 after a message for a bad one.
+ */
+static int compr_opt(struct zlfs_compr_opts *o, const char *arg)
+{
+	const char *v = strchr(arg, '=');
+	char *end;
+
+	o->given = true;
+	if (!strcmp(arg, "compress_chksum")) {
+		o->chksum = true;
+		return 0;
+	}
+	if (!strcmp(arg, "compress_cache"))
+		return 0;    /* the kernel's cache of compressed pages: zlfs reads through its own */
+	v = v ? v + 1 : "";
+	if (!strncmp(arg, "compress_algorithm=", 19)) {
+		static const char *names[] = { "lzo", "lz4", "zstd", "lzo-rle" };
+		size_t n = strcspn(v, ":");
+		unsigned int a;
+		for (a = 0; a < 4; a++)
+			if (strlen(names[a]) == n && !strncmp(v, names[a], n))
+				break;
+		if (a == 4) {
+			fprintf(stderr, "zlfs: option %s: the algorithms are lzo, lz4, zstd, lzo-rle\n",
+				arg);
+			return -1;
+		}
+		o->alg = (uint8_t)a;
+		o->alg_given = true;
+		o->level_given = v[n] == ':';
+		o->level = 0;
+		if (o->level_given) {
+			unsigned long l = strtoul(v + n + 1, &end, 10);
+			if (*end || end == v + n + 1 || l > 255) {
+				fprintf(stderr, "zlfs: option %s: the level is a number\n", arg);
+				return -1;
+			}
+			o->level = (unsigned int)l;
+		}
+		return 0;
+	}
+	if (!strncmp(arg, "compress_log_size=", 18)) {
+		unsigned long l = strtoul(v, &end, 10);
+		if (*end || end == v || l < ZF_COMPR_LOG_MIN || l > ZF_COMPR_LOG_MAX) {
+			fprintf(stderr, "zlfs: option %s: clusters of 2^%u .. 2^%u blocks\n", arg,
+				ZF_COMPR_LOG_MIN, ZF_COMPR_LOG_MAX);
+			return -1;
+		}
+		o->log = (uint8_t)l;
+		return 0;
+	}
+	if (!strncmp(arg, "compress_mode=", 14)) {
+		if (strcmp(v, "fs") && strcmp(v, "user")) {
+			fprintf(stderr, "zlfs: option %s: compress_mode is fs or user\n", arg);
+			return -1;
+		}
+		o->user_mode = !strcmp(v, "user");
+		return 0;
+	}
+	/* compress_extension= / nocompress_extension=: F2FS's 16 of at most 7 bytes */
+	bool no = arg[0] == 'n';
+	uint8_t *nr = no ? &o->nnoext : &o->next;
+	char (*list)[ZLFS_COMPR_EXT_LEN] = no ? o->noext : o->ext;
+	if (!*v || strlen(v) >= ZLFS_COMPR_EXT_LEN || strchr(v, '.')) {
+		fprintf(stderr, "zlfs: option %s: an extension of 1 .. %d bytes, without the dot\n",
+			arg, ZLFS_COMPR_EXT_LEN - 1);
+		return -1;
+	}
+	if (*nr >= ZLFS_COMPR_EXT_MAX) {
+		fprintf(stderr, "zlfs: option %s: at most %d extensions\n", arg, ZLFS_COMPR_EXT_MAX);
+		return -1;
+	}
+	snprintf(list[(*nr)++], ZLFS_COMPR_EXT_LEN, "%s", v);
+	return 0;
+}
+
+/*
  * The options the table hands over by key; 0 when used up, 1 when
  * libfuse is to see them too.  A bad value is reported, naming the
  * option, and the parse goes on (every bad option is named), ending in
@@ -470,6 +557,10 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 			c->o.noinline_xattr = off;
 		return 0;
 	}
+	case KEY_COMPR:
+		if (compr_opt(&c->o.compr, arg))
+			c->err = 1;
+		return 0;
 	case KEY_INLINE_XSIZE: {
 		char *end;
 		unsigned long v = strtoul(arg + 18, &end, 10);
@@ -555,6 +646,16 @@ static void usage(const char *prog)
 	       "                      F2FS's inline_data, inline_dentry, inline_xattr)\n"
 	       "  inline_xattr_size=N words of xattrs inside new inodes (flexible_inline_\n"
 	       "                      xattr volumes only; 6 .. 903, default 50)\n"
+	       "  compress_algorithm=lzo|lz4[:3..16]|zstd[:1..22]|lzo-rle\n"
+	       "                      what new compressed files use (default lz4)\n"
+	       "  compress_log_size=N clusters of 2^N blocks, 2 .. 8 (default 2: 16 KiB)\n"
+	       "  compress_extension=EXT, nocompress_extension=EXT\n"
+	       "                      new files named *.EXT are made compressed / not\n"
+	       "                      (\"*\": every new file; up to 16 of each)\n"
+	       "  compress_chksum     new compressed files checksum their clusters\n"
+	       "  compress_mode=fs|user  fs: compress as written (default); user: write raw\n"
+	       "  compress_cache      accepted, no effect (the kernel's compressed-page cache)\n"
+	       "                      (compress options need a volume made with -O compression)\n"
 	       "Other -o options go to FUSE and the kernel: allow_other, allow_root,\n"
 	       "auto_unmount, nosuid, nodev, noexec, ... (mount.fuse3(8), mount(8)).\n"
 	       "Unmount with zlfs-umount MOUNTPOINT: it returns once the final checkpoint\n"

@@ -31,6 +31,7 @@
 #include "inode.h"
 #include "namei.h"
 #include "flags.h"
+#include "cluster.h"
 #include "file.h"
 #include "dir.h"
 #include "xattr.h"
@@ -85,6 +86,7 @@ static int create(struct zlfs_sb *sbi, const struct zlfs_cred *ctx, uint32_t par
 		return ret;
 	set_name(zi, name);
 	zi_raw(zi)->i_flags = zf_cpu_to_le32(zlfs_flags_inherit(dir, mode));
+	zlfs_cluster_new_inode(sbi, dir, zi, name, strlen(name));
 	zlfs_proj_inherit(sbi, dir, zi);
 	if (!S_ISLNK(mode)) {
 		mode_t m = mode;

@@ -667,14 +667,20 @@ void zlfs_node_shrink(struct zlfs_sb *sbi, uint32_t max)
 
 /* ---- block mapping ------------------------------------------------------------------ */
 
-/* Addresses slots of the inode: after extra attributes, before inline xattrs. */
+/*
+ * Addresses slots of the inode: after extra attributes, before inline
+ * xattrs; *dblks the slots used in each of its direct nodes (fewer for a
+ * compressed file: whole clusters).
+ */
 static unsigned int inode_addrs(const struct zlfs_sb *sbi, const struct zf_inode *ri,
-				unsigned int *first)
+				unsigned int *first, unsigned int *dblks)
 {
 	struct zf_ishape sh;
 
 	zf_inode_shape(ri, zlfs_feat(sbi), &sh);
 	*first = sh.extra;
+	if (dblks)
+		*dblks = sh.dnode_addrs;
 	return sh.addrs;
 }
 
@@ -682,7 +688,7 @@ uint64_t zlfs_node_start_index(struct zlfs_sb *sbi, struct zinode *zi, unsigned 
 {
 	const uint64_t indirect = 2 * ZF_NIDS_PER_BLOCK + 4;
 	uint64_t bidx;
-	unsigned int first;
+	unsigned int first, dblks;
 
 	if (ofs == 0)
 		return 0;
@@ -693,7 +699,8 @@ uint64_t zlfs_node_start_index(struct zlfs_sb *sbi, struct zinode *zi, unsigned 
 		bidx = ofs - 2 - (ofs - 4) / (ZF_NIDS_PER_BLOCK + 1);
 	else
 		bidx = ofs - 5 - (ofs - indirect - 3) / (ZF_NIDS_PER_BLOCK + 1);
-	return bidx * ZF_ADDRS_PER_BLOCK + inode_addrs(sbi, zi_raw(zi), &first);
+	unsigned int direct = inode_addrs(sbi, zi_raw(zi), &first, &dblks);
+	return bidx * dblks + direct;
 }
 
 uint32_t *zlfs_dnode_addrs(struct zlfs_sb *sbi, struct znode *dn, unsigned int *nr)
@@ -701,7 +708,7 @@ uint32_t *zlfs_dnode_addrs(struct zlfs_sb *sbi, struct znode *dn, unsigned int *
 	if (zf_le32_to_cpu(dn->blk.footer.nid) == zf_le32_to_cpu(dn->blk.footer.ino) &&
 	    zf_node_ofs(&dn->blk) == 0) {
 		unsigned int first;
-		*nr = inode_addrs(sbi, &dn->blk.i, &first);
+		*nr = inode_addrs(sbi, &dn->blk.i, &first, NULL);
 		return &dn->blk.i.i_addr[first];
 	}
 	*nr = ZF_ADDRS_PER_BLOCK;
@@ -718,10 +725,10 @@ uint64_t zlfs_max_file_blocks(void)
  * level (offset[]) and the node offsets of the nodes on the way (noffset[]).
  * Returns the depth (0: in the inode), or -EFBIG.
  */
-static int node_path(unsigned int direct_index, uint64_t block, unsigned int offset[4],
-		     unsigned int noffset[4])
+static int node_path(unsigned int direct_index, unsigned int dnode_addrs, uint64_t block,
+		     unsigned int offset[4], unsigned int noffset[4])
 {
-	const uint64_t dblks = ZF_ADDRS_PER_BLOCK, dptrs = ZF_NIDS_PER_BLOCK;
+	const uint64_t dblks = dnode_addrs, dptrs = ZF_NIDS_PER_BLOCK;
 	const uint64_t iblks = dblks * dptrs, diblks = iblks * dptrs;
 
 	noffset[0] = 0;
@@ -787,10 +794,10 @@ static void set_node_cold(struct znode *n, bool cold)
 int zlfs_get_dnode(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, bool alloc,
 		   struct znode **dn, unsigned int *ofs)
 {
-	unsigned int offset[4], noffset[4], first;
+	unsigned int offset[4], noffset[4], first, dblks;
 	struct zf_inode *ri = zi_raw(zi);
-	unsigned int direct = inode_addrs(sbi, ri, &first);
-	int depth = node_path(direct, index, offset, noffset), ret;
+	unsigned int direct = inode_addrs(sbi, ri, &first, &dblks);
+	int depth = node_path(direct, dblks, index, offset, noffset), ret;
 	struct znode *parent = zi->node, *child;
 	bool is_dir = S_ISDIR(zf_le16_to_cpu(ri->i_mode));
 
@@ -836,18 +843,49 @@ int zlfs_get_dnode(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, bool 
 
 /* ---- truncation ------------------------------------------------------------------- */
 
-static void free_data_slot(struct zlfs_sb *sbi, struct zinode *zi, zf_le32 *slot)
+/*
+ * Free one data slot.  saved: it is a compressed cluster's marker or
+ * unused slot, counted in i_compr_blocks (which loses it).
+ */
+static void free_data_slot(struct zlfs_sb *sbi, struct zinode *zi, zf_le32 *slot, bool saved)
 {
 	uint32_t a = zf_le32_to_cpu(*slot);
 	struct zf_inode *ri = zi_raw(zi);
 
 	if (a == ZF_NULL_ADDR)
 		return;
-	if (a != ZF_NEW_ADDR)
+	if (saved && zlfs_addr_reserved(a) && zf_le64_to_cpu(ri->i_compr_blocks))
+		ri->i_compr_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_compr_blocks) - 1);
+	if (!zlfs_addr_reserved(a))
 		zlfs_invalidate_block(sbi, a);
+	else if (S_ISREG(zf_le16_to_cpu(ri->i_mode)))
+		sbi->reserved_blocks--;      /* a directory's NEW_ADDR is the block cache's */
 	*slot = 0;
 	zlfs_ext_drop(zi);
 	ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) - 1);
+}
+
+/*
+ * Walking a compressed file's slots in order (clusters start at slot
+ * multiples of 2^clog in the inode and in every direct node): is slot i
+ * in a compressed cluster?  *in carries the answer from the cluster's
+ * first slot, which decides it.
+ */
+static bool in_compressed(const zf_le32 *addrs, unsigned int i, unsigned int clog, bool *in)
+{
+	if (!clog)
+		return false;
+	if (!(i & ((1u << clog) - 1)))
+		*in = zf_le32_to_cpu(addrs[i]) == ZF_COMPRESS_ADDR;
+	return *in;
+}
+
+/* The cluster log truncation counts i_compr_blocks by: 0 when it is not counted. */
+static unsigned int trunc_clog(struct zlfs_sb *sbi, struct zinode *zi)
+{
+	const struct zf_inode *ri = zi_raw(zi);
+
+	return (ri->i_inline & ZF_COMPRESS_RELEASED) ? 0 : zf_cluster_log(ri, zlfs_feat(sbi));
 }
 
 /*
@@ -856,10 +894,10 @@ static void free_data_slot(struct zlfs_sb *sbi, struct zinode *zi, zf_le32 *slot
  * node itself when nothing below it stays.  *gone says whether it did.
  */
 static int trunc_node(struct zlfs_sb *sbi, struct zinode *zi, uint32_t nid, int depth,
-		      uint64_t base, uint64_t from, bool *gone)
+		      unsigned int dblks, uint64_t base, uint64_t from, bool *gone)
 {
 	struct znode *n;
-	uint64_t span = ZF_ADDRS_PER_BLOCK;
+	uint64_t span = dblks;
 	bool all = from <= base, keep = false;
 	int ret;
 
@@ -871,9 +909,13 @@ static int trunc_node(struct zlfs_sb *sbi, struct zinode *zi, uint32_t nid, int 
 	for (int d = 0; d < depth; d++)
 		span *= ZF_NIDS_PER_BLOCK;
 	if (depth == 0) {
+		/* past dblks a compressed file's slots are unused: freed with the node */
+		unsigned int clog = trunc_clog(sbi, zi);
+		bool in = false;
 		for (unsigned int i = 0; i < ZF_ADDRS_PER_BLOCK; i++) {
-			if (base + i >= from && n->blk.dn.addr[i]) {
-				free_data_slot(sbi, zi, &n->blk.dn.addr[i]);
+			bool saved = i < dblks && in_compressed(n->blk.dn.addr, i, clog, &in);
+			if ((i >= dblks || base + i >= from) && n->blk.dn.addr[i]) {
+				free_data_slot(sbi, zi, &n->blk.dn.addr[i], saved);
 				zlfs_node_dirty(sbi, n);
 			}
 			keep |= n->blk.dn.addr[i] != 0;
@@ -885,7 +927,7 @@ static int trunc_node(struct zlfs_sb *sbi, struct zinode *zi, uint32_t nid, int 
 			uint64_t cbase = base + i * child_span;
 			if (c && cbase + child_span > from) {
 				bool cgone;
-				if ((ret = trunc_node(sbi, zi, c, depth - 1, cbase, from, &cgone))) {
+				if ((ret = trunc_node(sbi, zi, c, depth - 1, dblks, cbase, from, &cgone))) {
 					n->pins--;
 					return ret;
 				}
@@ -910,24 +952,28 @@ static int trunc_node(struct zlfs_sb *sbi, struct zinode *zi, uint32_t nid, int 
 int zlfs_truncate_blocks(struct zlfs_sb *sbi, struct zinode *zi, uint64_t from)
 {
 	struct zf_inode *ri = zi_raw(zi);
-	unsigned int first, direct = inode_addrs(sbi, ri, &first);
+	unsigned int first, dblks, direct = inode_addrs(sbi, ri, &first, &dblks);
 	uint64_t base = direct;
 	static const int depth[ZF_NIDS_PER_INODE] = { 0, 0, 1, 1, 2 };
 	int ret;
 
 	if (!(ri->i_inline & ZF_INLINE_DATA) && !(ri->i_inline & ZF_INLINE_DENTRY)) {
-		for (unsigned int i = 0; i < direct; i++)
+		unsigned int clog = trunc_clog(sbi, zi);
+		bool in = false;
+		for (unsigned int i = 0; i < direct; i++) {
+			bool saved = in_compressed(&ri->i_addr[first], i, clog, &in);
 			if (i >= from && ri->i_addr[first + i])
-				free_data_slot(sbi, zi, &ri->i_addr[first + i]);
+				free_data_slot(sbi, zi, &ri->i_addr[first + i], saved);
+		}
 	}
 	for (int k = 0; k < ZF_NIDS_PER_INODE; k++) {
-		uint64_t span = ZF_ADDRS_PER_BLOCK;
+		uint64_t span = dblks;
 		for (int d = 0; d < depth[k]; d++)
 			span *= ZF_NIDS_PER_BLOCK;
 		uint32_t nid = zf_le32_to_cpu(ri->i_nid[k]);
 		if (nid && base + span > from) {
 			bool gone;
-			if ((ret = trunc_node(sbi, zi, nid, depth[k], base, from, &gone)))
+			if ((ret = trunc_node(sbi, zi, nid, depth[k], dblks, base, from, &gone)))
 				return ret;
 			if (gone)
 				ri->i_nid[k] = 0;

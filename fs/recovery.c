@@ -314,6 +314,9 @@ static int recover_slots(struct zlfs_sb *sbi, struct zrecovery *rc, struct zinod
 		uint32_t was = zf_le32_to_cpu(cur[i]), dest = zf_le32_to_cpu(from[i]);
 		if (was == dest)
 			continue;
+		/* a compressed cluster is never replayed (the kernel's is_valid_blkaddr skips it) */
+		if (dest == ZF_COMPRESS_ADDR || was == ZF_COMPRESS_ADDR)
+			continue;
 		if (dest != ZF_NULL_ADDR && dest != ZF_NEW_ADDR) {
 			bool landed;
 			if (!zlfs_is_main_blkaddr(sbi, dest)) {
@@ -348,8 +351,12 @@ static int recover_slots(struct zlfs_sb *sbi, struct zrecovery *rc, struct zinod
 			ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) + 1);
 		else if (dest == ZF_NULL_ADDR)
 			ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) - 1);
-		if (was != ZF_NULL_ADDR && was != ZF_NEW_ADDR)
+		if (zlfs_addr_reserved(was))
+			sbi->reserved_blocks--;
+		else if (was != ZF_NULL_ADDR)
 			zlfs_invalidate_block(sbi, was);
+		if (dest == ZF_NEW_ADDR)
+			sbi->reserved_blocks++;      /* the kernel's f2fs_reserve_new_block */
 		cur[i] = zf_cpu_to_le32(dest);
 		zlfs_node_dirty(sbi, dn);
 	}

@@ -62,6 +62,11 @@ static inline bool zlfs_is_main_blkaddr(const struct zlfs_sb *sbi, uint32_t blka
 	return blkaddr >= sbi->lay.main_blkaddr &&
 	       blkaddr < sbi->lay.main_blkaddr + sbi->lay.segment_count_main * ZF_BLKS_PER_SEG;
 }
+/* A slot that F2FS counts as a block though it names none (sbi->reserved_blocks). */
+static inline bool zlfs_addr_reserved(uint32_t a)
+{
+	return a == ZF_NEW_ADDR || a == ZF_COMPRESS_ADDR;
+}
 /* Is blkaddr a valid (in use) block of the main area, by the SIT? */
 bool zlfs_block_valid(const struct zlfs_sb *sbi, uint32_t blkaddr);
 /* Write the SIT, SSA of open segments; free and reset prefree sections (at CP). */
@@ -79,7 +84,8 @@ void zlfs_seg_after_cp(struct zlfs_sb *sbi);
  */
 static inline uint64_t zlfs_avail_blocks(const struct zlfs_sb *sbi)
 {
-	uint64_t used = sbi->valid_block_count + sbi->nr_new_nodes + sbi->pending_blocks;
+	uint64_t used = sbi->valid_block_count + sbi->reserved_blocks + sbi->nr_new_nodes +
+			sbi->pending_blocks;
 	return used >= sbi->user_block_count ? 0 : sbi->user_block_count - used;
 }
 /*

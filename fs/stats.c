@@ -113,7 +113,15 @@ int zlfs_stats_status(struct zlfs_sb *sbi, const struct zlfs_req_count *reqs, si
 	put(&b, "overprovision_segments=%u\n", sbi->ovp_segs);
 	put(&b, "user_block_count=%llu\n", (unsigned long long)sbi->user_block_count);
 	put(&b, "valid_blocks=%llu\n", (unsigned long long)sbi->valid_block_count);
+	/* NEW_ADDR and COMPRESS_ADDR slots: counted as used, as F2FS counts them, never written */
+	put(&b, "reserved_blocks=%llu\n", (unsigned long long)sbi->reserved_blocks);
 	put(&b, "available_blocks=%llu\n", (unsigned long long)zlfs_avail_blocks(sbi));
+	/* compression (cluster.c): clusters written compressed, blocks they did not write */
+	put(&b, "compressed_clusters=%llu\n", (unsigned long long)c->compr_clusters);
+	put(&b, "compressed_blocks_saved=%llu\n", (unsigned long long)c->compr_saved);
+	put(&b, "uncompressible_clusters=%llu\n", (unsigned long long)c->compr_raw);
+	put(&b, "clusters_decompressed=%llu\n",
+	    (unsigned long long)__atomic_load_n(&c->compr_reads, __ATOMIC_RELAXED));
 	put(&b, "dirty_nodes=%u\n", sbi->nr_dirty_nodes);
 	/* the memory bound (cache_mb): what the caches hold against it */
 	put(&b, "cache_blocks_max=%u\n", sbi->cache_blocks);

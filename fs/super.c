@@ -24,6 +24,7 @@
 #include "acache.h"
 #include "inode.h"
 #include "recovery.h"
+#include "cluster.h"
 #include "zlfs/f2fs_feature.h"
 #include "zlfs/probe.h"
 
@@ -365,7 +366,8 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 	}
 	if ((ret = read_super(sbi, err, errlen)) || (ret = zf_layout_from_super(&sbi->lay, &sbi->sb, zlfs_zdev_geom(sbi->dev),
 						      err, errlen)) ||
-	    (ret = inline_opts(sbi, o, err, errlen)))
+	    (ret = inline_opts(sbi, o, err, errlen)) ||
+	    (ret = zlfs_cluster_opts(sbi, o ? &o->compr : NULL, err, errlen)))
 		goto fail;
 	sbi->ino_hash_size = 4096;
 	sbi->ino_hash = calloc(sbi->ino_hash_size, sizeof(*sbi->ino_hash));

@@ -21,6 +21,7 @@
  *   file.c       read, write, truncate, fallocate on file blocks; setattr, open
  *   xattr.c      extended attributes and POSIX ACLs in F2FS's formats
  *   flags.c      the chattr flags and what immutable and append-only forbid
+ *   cluster.c    compressed files: clusters read, written, truncated; policy
  *   gc.c         segment cleaning: foreground (zlfs_balance) and background;
  *                namespace, file and xattr operations make their room first
  *   checkpoint.c checkpoint read and write (writes back bcache.c's and
@@ -227,9 +228,34 @@ struct zlfs_counters {
 	/* readers too: atomic */
 	uint64_t node_misses;      /* node cache misses (one device read each) */
 	uint64_t node_readahead;   /* nodes those reads brought in besides the one asked for */
+	/* compressed files (cluster.c) */
+	uint64_t compr_clusters;   /* clusters written compressed */
+	uint64_t compr_raw;        /* full clusters that did not compress: written raw */
+	uint64_t compr_saved;      /* blocks those compressed clusters did not write */
+	uint64_t compr_reads;      /* clusters decompressed (atomic: readers) */
 	/* the writeback gate (fuse_file.c) */
 	uint64_t wb_gate_refusals; /* buffered write(2)s refused ENOSPC (atomic: no lock) */
 	uint64_t wb_lost_writes;   /* writeback WRITEs that found no room (should stay 0) */
+};
+
+/*
+ * F2FS's compression mount options (cluster.c checks and applies them):
+ * what new compressed files get, which files are made compressed.
+ */
+#define ZLFS_COMPR_EXT_MAX 16            /* F2FS's COMPRESS_EXT_NUM */
+#define ZLFS_COMPR_EXT_LEN 8             /* F2FS_EXTENSION_LEN, the NUL included */
+struct zlfs_compr_opts {
+	bool given;                      /* any compress_* option was given */
+	bool alg_given;
+	uint8_t alg;                     /* ZF_COMPR_* (lz4 by default) */
+	bool level_given;
+	unsigned int level;              /* compress_algorithm=ALG:LEVEL */
+	uint8_t log;                     /* compress_log_size (2 by default) */
+	bool chksum;                     /* compress_chksum */
+	bool user_mode;                  /* compress_mode=user: written raw unless asked */
+	uint8_t next, nnoext;
+	char ext[ZLFS_COMPR_EXT_MAX][ZLFS_COMPR_EXT_LEN];
+	char noext[ZLFS_COMPR_EXT_MAX][ZLFS_COMPR_EXT_LEN];
 };
 
 struct zlfs_opts {
@@ -250,6 +276,7 @@ struct zlfs_opts {
 	bool noinline_dentry;            /* new directories start with a dentry block */
 	bool noinline_xattr;             /* new inodes keep no xattrs in the inode */
 	uint16_t inline_xattr_size;      /* words (flexible_inline_xattr); 0: 50 */
+	struct zlfs_compr_opts compr;
 };
 #define ZLFS_CACHE_MB_DEFAULT 256
 
@@ -275,6 +302,7 @@ struct zlfs_sb {
 	/* what new inodes start as (zlfs_opts' inline options; inode.c) */
 	bool inline_data, inline_dentry, inline_xattr;
 	uint16_t inline_xattr_words;     /* i_inline_xattr_size of new inodes (flexible) */
+	struct zlfs_compr_opts compr;    /* what new compressed files get (cluster.c) */
 	int fatal;                       /* != 0: a device error made us read-only */
 	char fatal_why[256];             /* the first inconsistency found (zlfs_corrupt) */
 	bool fatal_why_set;              /* fatal_why is written (atomic: readers race) */
@@ -312,6 +340,15 @@ struct zlfs_sb {
 	uint32_t free_secs, prefree_secs;
 	uint32_t sec_blocks;             /* usable blocks of a section (zone capacity) */
 	uint64_t valid_block_count;
+	/*
+	 * Slots of regular files that hold NEW_ADDR (kernel fallocate's
+	 * reservation, a compressed cluster's unused slots) or COMPRESS_ADDR:
+	 * F2FS counts them in the checkpoint's valid_block_count as if they
+	 * were blocks, so the checkpoint records valid_block_count plus these.
+	 * (Directory and symlink NEW_ADDR slots are the block cache's, in
+	 * pending_blocks, and never reach the device.)
+	 */
+	uint64_t reserved_blocks;
 	struct zlog logs[ZF_NR_LOGS];
 	uint32_t alloc_cursor;           /* where to look for the next free section */
 

@@ -81,6 +81,7 @@ enum {
 	TF_SLOT,               /* clear the block pointer at slot value of node ino */
 	TF_XATTR,              /* drop the damaged xattrs */
 	TF_CSUM,               /* write the inode back with a fresh checksum */
+	TF_COMPR,              /* i_compr_blocks := value */
 };
 struct ftreefix {
 	uint32_t ino;
@@ -150,6 +151,9 @@ struct fsck {
 	uint8_t *node_seen;             /* bit per nid */
 	struct fino *ino;               /* per nid (inodes only) */
 	uint64_t walk_blocks, walk_nodes, walk_inodes, walk_files, walk_dirs;
+	uint64_t walk_reserved;         /* NEW_ADDR and COMPRESS_ADDR slots: F2FS counts them valid */
+	uint64_t walk_clusters;         /* compressed clusters decompressed and checked */
+	uint8_t *cl_in, *cl_out;        /* their blocks, and what they decompress to */
 	uint32_t *queue;                /* directories to walk */
 	uint32_t qlen, qcap;
 	struct ftreefix *tfix;

@@ -229,7 +229,7 @@ static int fix_cp(struct fsck *f)
 		free(orph);
 		return -ENOSPC;
 	}
-	cp->valid_block_count = zf_cpu_to_le64(f->owned);
+	cp->valid_block_count = zf_cpu_to_le64(f->owned + f->walk_reserved);
 	cp->valid_node_count = zf_cpu_to_le32((uint32_t)f->walk_nodes);
 	cp->valid_inode_count = zf_cpu_to_le32((uint32_t)f->walk_inodes);
 	cp->free_segment_count = zf_cpu_to_le32(f->free_segs);
@@ -313,6 +313,7 @@ static int tree_fix(struct zlfs_sb *sbi, const struct ftreefix *t)
 	case TF_BLOCKS:
 	case TF_XATTR:
 	case TF_CSUM:
+	case TF_COMPR:
 		if ((ret = zlfs_iget(sbi, t->ino, &zi)))
 			return ret;
 		if (t->what == TF_LINKS)
@@ -321,6 +322,8 @@ static int tree_fix(struct zlfs_sb *sbi, const struct ftreefix *t)
 			zi_raw(zi)->i_blocks = zf_cpu_to_le64(t->value);
 		else if (t->what == TF_XATTR)
 			drop_xattrs(zi_raw(zi), zlfs_feat(sbi));
+		else if (t->what == TF_COMPR)
+			zi_raw(zi)->i_compr_blocks = zf_cpu_to_le64(t->value);
 		/* TF_CSUM: only dirty, the write sets the sum */
 		zlfs_inode_dirty(sbi, zi);
 		return 0;

@@ -48,6 +48,9 @@ static void unload(struct fsck *f)
 	free(f->kinds);
 	f->kinds = NULL;
 	f->kinds_cap = 0;
+	free(f->cl_in);
+	free(f->cl_out);
+	f->cl_in = f->cl_out = NULL;
 	fsck_unload(f);
 }
 
@@ -145,11 +148,14 @@ int fsck_run(struct fsck *f)
 		if (f->fixed == before)
 			break;
 	}
-	printf("%s: %llu inodes (%llu files, %llu directories), %llu nodes, %llu data blocks; "
-	       "%llu problems%s\n", f->spec, (unsigned long long)f->walk_inodes,
+	printf("%s: %llu inodes (%llu files, %llu directories), %llu nodes, %llu data blocks",
+	       f->spec, (unsigned long long)f->walk_inodes,
 	       (unsigned long long)f->walk_files, (unsigned long long)f->walk_dirs,
-	       (unsigned long long)f->walk_nodes, (unsigned long long)f->walk_blocks,
-	       (unsigned long long)f->problems, found && f->mode != FSCK_MODE_CHECK ? " left" : "");
+	       (unsigned long long)f->walk_nodes, (unsigned long long)f->walk_blocks);
+	if (f->walk_clusters)
+		printf(" (%llu compressed clusters checked)", (unsigned long long)f->walk_clusters);
+	printf("; %llu problems%s\n", (unsigned long long)f->problems,
+	       found && f->mode != FSCK_MODE_CHECK ? " left" : "");
 	if (f->root_bad)
 		root_verdict(f);
 	int code = !found ? FSCK_OK : f->problems ? FSCK_UNCORRECTED : FSCK_CORRECTED;

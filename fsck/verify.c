@@ -159,10 +159,13 @@ static void check_counts(struct fsck *f, uint64_t owned)
 			     zf_le32_to_cpu(cp->free_segment_count), f->free_segs);
 	f->owned = owned;
 
-	if (zf_le64_to_cpu(cp->valid_block_count) != owned)
-		fsck_problem(f, FIX_META, "checkpoint: %llu valid blocks, %llu in use",
+	/* F2FS counts NEW_ADDR and COMPRESS_ADDR slots as valid blocks too */
+	if (zf_le64_to_cpu(cp->valid_block_count) != owned + f->walk_reserved)
+		fsck_problem(f, FIX_META, "checkpoint: %llu valid blocks, %llu in use (%llu of "
+			     "them reserved slots)",
 			     (unsigned long long)zf_le64_to_cpu(cp->valid_block_count),
-			     (unsigned long long)owned);
+			     (unsigned long long)(owned + f->walk_reserved),
+			     (unsigned long long)f->walk_reserved);
 	if (zf_le32_to_cpu(cp->valid_node_count) != f->walk_nodes)
 		fsck_problem(f, FIX_META, "checkpoint: %u valid nodes, %llu in use",
 			     zf_le32_to_cpu(cp->valid_node_count), (unsigned long long)f->walk_nodes);

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 
 #include "fsck.h"
+#include "zlfs/f2fs_compress.h"
 #include "zlfs.h"
 #include "inode.h"
 
@@ -73,7 +74,89 @@ struct iwalk {
 	uint64_t *idx;            /* file block index ... */
 	uint32_t *addr;           /* ... and its address */
 	uint32_t n, cap;
+	unsigned int dblks;       /* slots used per direct node (fewer for compressed files) */
+	/* compressed files: the cluster walked now, and the i_compr_blocks counted */
+	const struct zf_inode *ri;
+	unsigned int clog;        /* log2 blocks per cluster; 0: not compressed */
+	bool released;            /* COMPRESS_RELEASED: reserved slots are NULL, not counted */
+	uint64_t saved;           /* i_compr_blocks as counted */
+	uint64_t cl_start;        /* the cluster's first block; UINT64_MAX: none yet */
+	bool cl_compr, cl_stop;   /* it starts with the marker; its run of blocks ended */
+	unsigned int cl_k;
+	uint32_t cl_addr[1u << ZF_COMPR_LOG_MAX];
 };
+
+/*
+ * The compressed cluster just walked: its k blocks read and decompressed
+ * (header, stream and, with the inode's flag, checksum), as the kernel
+ * reads it.  A damaged one is reported; fsck cannot rebuild the data.
+ */
+static void end_cluster(struct fsck *f, struct iwalk *w)
+{
+	char why[160] = "";
+	unsigned int n = 1u << w->clog;
+	int ret = 0;
+
+	if (!w->clog || w->cl_start == UINT64_MAX || !w->cl_compr)
+		return;
+	if (!w->cl_k) {
+		fsck_problem(f, FIX_MANUAL, "inode %u: compressed cluster at block %llu holds no block",
+			     w->ino, (unsigned long long)w->cl_start);
+		return;
+	}
+	if (!f->cl_in && (!(f->cl_in = malloc((size_t)ZF_BLKSIZE << ZF_COMPR_LOG_MAX)) ||
+			  !(f->cl_out = malloc((size_t)ZF_BLKSIZE << ZF_COMPR_LOG_MAX))))
+		return;
+	for (unsigned int j = 0; j < w->cl_k && !ret; j++)
+		ret = fsck_read_block(f, w->cl_addr[j], f->cl_in + (size_t)j * ZF_BLKSIZE);
+	if (ret) {
+		fsck_problem(f, FIX_MANUAL, "inode %u: compressed cluster at block %llu unreadable",
+			     w->ino, (unsigned long long)w->cl_start);
+		return;
+	}
+	bool chk = zf_le16_to_cpu(w->ri->i_compress_flag) & ZF_COMPR_FLAG_CHKSUM;
+	ret = zf_decompr_cluster(w->ri->i_compress_algorithm, chk, w->clog, f->cl_in, w->cl_k,
+				 f->cl_out, why, sizeof(why));
+	f->walk_clusters++;
+	if (ret)
+		fsck_problem(f, FIX_MANUAL, "inode %u: compressed cluster at block %llu (%u blocks for "
+			     "%u): %s", w->ino, (unsigned long long)w->cl_start, w->cl_k, n,
+			     why[0] ? why : "cannot be decompressed");
+}
+
+/*
+ * A compressed file's slot at block idx: the cluster it belongs to is
+ * followed (F2FS's rules: the marker at the cluster's start, then its
+ * blocks, then only NULL or NEW_ADDR; NEW_ADDR after a marker counts in
+ * i_compr_blocks).
+ */
+static void cluster_slot(struct fsck *f, struct iwalk *w, uint64_t idx, uint32_t addr)
+{
+	uint64_t n = 1ull << w->clog, pos = idx & (n - 1);
+
+	if (idx - pos != w->cl_start) {
+		end_cluster(f, w);
+		w->cl_start = idx - pos;
+		w->cl_compr = false;
+		w->cl_stop = false;
+		w->cl_k = 0;
+	}
+	if (!pos) {
+		w->cl_compr = addr == ZF_COMPRESS_ADDR;
+		return;
+	}
+	if (!w->cl_compr)
+		return;
+	if (addr == ZF_NULL_ADDR || addr == ZF_NEW_ADDR) {
+		w->cl_stop = true;
+		w->saved += addr == ZF_NEW_ADDR && !w->released;
+	} else if (addr != ZF_COMPRESS_ADDR && w->cl_stop) {
+		fsck_problem(f, FIX_MANUAL, "inode %u: compressed cluster at block %llu has a block "
+			     "after its unused slots", w->ino, (unsigned long long)w->cl_start);
+	} else if (addr != ZF_COMPRESS_ADDR) {
+		w->cl_addr[w->cl_k++] = addr;
+	}
+}
 
 static void collect(struct iwalk *w, uint64_t idx, uint32_t addr)
 {
@@ -98,8 +181,29 @@ static void collect(struct iwalk *w, uint64_t idx, uint32_t addr)
 static bool data_block(struct fsck *f, struct iwalk *w, uint32_t nid, uint32_t ofs, uint32_t addr,
 		       uint64_t idx)
 {
+	if (w->clog && !w->again)
+		cluster_slot(f, w, idx, addr);
 	if (addr == ZF_NULL_ADDR)
 		return true;
+	if (addr == ZF_COMPRESS_ADDR) {
+		/* fsck.f2fs's rule: only at a compressed file's cluster start */
+		if (!w->clog || (idx & ((1ull << w->clog) - 1))) {
+			if (!w->again) {
+				fsck_problem(f, FIX_TREE, "inode %u: block %llu is a compressed-cluster "
+					     "marker %s", w->ino, (unsigned long long)idx, w->clog ?
+					     "not at the start of its cluster" :
+					     "in a file that is not compressed");
+				fsck_tree_fix(f, nid, TF_SLOT, ofs, w->ino);
+			}
+			return false;
+		}
+		if (!w->again && !w->released) {
+			w->blocks++;
+			w->saved++;
+			f->walk_reserved++;
+		}
+		return true;
+	}
 	if (w->again) {   /* what the first walk refused is not collected */
 		uint32_t r = addr - f->lay.main_blkaddr;
 		if (fsck_is_main(f, addr) && BIT_TEST(f->reach, r))
@@ -107,8 +211,10 @@ static bool data_block(struct fsck *f, struct iwalk *w, uint32_t nid, uint32_t o
 		return true;
 	}
 	w->blocks++;
-	if (addr == ZF_NEW_ADDR)
+	if (addr == ZF_NEW_ADDR) {
+		f->walk_reserved++;
 		return true;
+	}
 	if (!fsck_is_main(f, addr)) {
 		fsck_problem(f, FIX_TREE, "inode %u: block %llu at %u, outside the main area", w->ino,
 			     (unsigned long long)idx, addr);
@@ -211,8 +317,17 @@ static void walk_dnode(struct fsck *f, struct iwalk *w, uint32_t nid, unsigned i
 	struct zf_node *b = malloc(sizeof(*b));
 
 	if (b && node_block(f, w, nid, ZF_NODE_KIND_DNODE, ofs, b)) {
-		for (unsigned int i = 0; i < ZF_ADDRS_PER_BLOCK; i++)
-			data_block(f, w, nid, i, zf_le32_to_cpu(b->dn.addr[i]), base + i);
+		for (unsigned int i = 0; i < ZF_ADDRS_PER_BLOCK; i++) {
+			uint32_t a = zf_le32_to_cpu(b->dn.addr[i]);
+			if (i < w->dblks) {
+				data_block(f, w, nid, i, a, base + i);
+			} else if (a && !w->again) {
+				/* a compressed file's node ends at its last whole cluster */
+				fsck_problem(f, FIX_TREE, "inode %u: node %u slot %u past the node's last "
+					     "cluster holds %u", w->ino, nid, i, a);
+				fsck_tree_fix(f, nid, TF_SLOT, i, w->ino);
+			}
+		}
 	} else if (b && !w->again) {
 		fsck_tree_fix(f, parent, TF_SLOT, ZF_ADDRS_PER_INODE + slot, w->ino);
 	}
@@ -229,7 +344,7 @@ static void walk_indirect(struct fsck *f, struct iwalk *w, uint32_t nid, unsigne
 		for (unsigned int i = 0; i < ZF_NIDS_PER_BLOCK; i++) {
 			uint32_t c = zf_le32_to_cpu(b->in.nid[i]);
 			if (c)
-				walk_dnode(f, w, c, cofs + i, base + (uint64_t)i * ZF_ADDRS_PER_BLOCK, nid,
+				walk_dnode(f, w, c, cofs + i, base + (uint64_t)i * w->dblks, nid,
 					   i + ZF_ADDRS_PER_BLOCK);
 		}
 	} else if (b && !w->again) {
@@ -241,7 +356,7 @@ static void walk_indirect(struct fsck *f, struct iwalk *w, uint32_t nid, unsigne
 static void walk_dindirect(struct fsck *f, struct iwalk *w, uint32_t nid, uint64_t base)
 {
 	const unsigned int ofs = 5 + 2 * ZF_NIDS_PER_BLOCK;
-	const uint64_t span = (uint64_t)ZF_ADDRS_PER_BLOCK * ZF_NIDS_PER_BLOCK;
+	const uint64_t span = (uint64_t)w->dblks * ZF_NIDS_PER_BLOCK;
 	struct zf_node *b = malloc(sizeof(*b));
 
 	if (b && node_block(f, w, nid, ZF_NODE_KIND_INDIRECT, ofs, b)) {
@@ -266,6 +381,11 @@ static void walk_tree(struct fsck *f, struct iwalk *w, const struct zf_node *in)
 	struct zf_ishape sh;
 	zf_inode_shape(ri, feat, &sh);
 	unsigned int direct = sh.addrs;
+	w->dblks = sh.dnode_addrs;
+	w->ri = ri;
+	w->clog = sh.cluster_log;
+	w->released = (ri->i_inline & ZF_COMPRESS_RELEASED) != 0;
+	w->cl_start = UINT64_MAX;
 
 	/* device nodes keep their number in i_addr (F2FS's old and new encodings), not blocks */
 	unsigned int mode = zf_le16_to_cpu(ri->i_mode);
@@ -280,7 +400,7 @@ static void walk_tree(struct fsck *f, struct iwalk *w, const struct zf_node *in)
 		fsck_tree_fix(f, w->ino, TF_SLOT, 0, w->ino);
 	}
 	uint64_t base = direct;
-	const uint64_t dspan = ZF_ADDRS_PER_BLOCK, ispan = dspan * ZF_NIDS_PER_BLOCK;
+	const uint64_t dspan = sh.dnode_addrs, ispan = dspan * ZF_NIDS_PER_BLOCK;
 	for (int k = 0; k < ZF_NIDS_PER_INODE; k++) {
 		uint32_t nid = zf_le32_to_cpu(ri->i_nid[k]);
 		if (nid) {
@@ -304,6 +424,13 @@ static void walk_tree(struct fsck *f, struct iwalk *w, const struct zf_node *in)
 	}
 	if (w->again)
 		return;
+	end_cluster(f, w);
+	if (w->clog && zf_le64_to_cpu(ri->i_compr_blocks) != w->saved) {
+		fsck_problem(f, FIX_TREE, "inode %u: i_compr_blocks %llu, counted %llu", w->ino,
+			     (unsigned long long)zf_le64_to_cpu(ri->i_compr_blocks),
+			     (unsigned long long)w->saved);
+		fsck_tree_fix(f, w->ino, TF_COMPR, w->saved, w->ino);
+	}
 	/* xattrs: the inline part, then the node's, every entry inside (zf_check_xattrs) */
 	uint32_t xnid = zf_le32_to_cpu(ri->i_xattr_nid);
 	unsigned int ib = zf_inline_xattr_bytes(ri, feat);

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "zlfs/f2fs_check.h"
+#include "zlfs/f2fs_compress.h"
 
 /* F2FS's limits (include/linux/f2fs_fs.h, fs/f2fs/segment.h). */
 #define MIN_LOG_SECTOR_SIZE   9
@@ -407,6 +408,27 @@ int zf_check_inode(const struct zf_node *n, uint32_t max_nid, uint32_t feat, cha
 	zf_inode_shape(ri, feat, &sh);
 	if (zf_le32_to_cpu(ri->i_flags) & ZF_FL_CASEFOLD)
 		return fail(why, len, "inode %u: casefolded, but the casefold feature is off", ino);
+	if ((zf_le32_to_cpu(ri->i_flags) & ZF_FL_COMPR) && !(feat & ZF_FEAT_COMPRESSION))
+		return fail(why, len, "inode %u: compressed, but the compression feature is off", ino);
+	if (sh.cluster_log) {
+		/* F2FS's sanity_check_compress_inode */
+		unsigned int alg = ri->i_compress_algorithm, log = ri->i_log_cluster_size;
+		unsigned int flag = zf_le16_to_cpu(ri->i_compress_flag);
+		unsigned int level = flag >> ZF_COMPR_LEVEL_SHIFT;
+		if (alg >= ZF_COMPR_NR)
+			return fail(why, len, "inode %u: compression algorithm %u", ino, alg);
+		if (log < ZF_COMPR_LOG_MIN || log > ZF_COMPR_LOG_MAX)
+			return fail(why, len, "inode %u: compressed in clusters of 2^%u blocks (2^%u to "
+				    "2^%u)", ino, log, ZF_COMPR_LOG_MIN, ZF_COMPR_LOG_MAX);
+		if (!zf_compr_level_ok(alg, level))
+			return fail(why, len, "inode %u: %s level %u", ino, zf_compr_name(alg), level);
+		if (zf_le64_to_cpu(ri->i_compr_blocks) > zf_le64_to_cpu(ri->i_blocks))
+			return fail(why, len, "inode %u: i_compr_blocks %llu past i_blocks %llu", ino,
+				    (unsigned long long)zf_le64_to_cpu(ri->i_compr_blocks),
+				    (unsigned long long)zf_le64_to_cpu(ri->i_blocks));
+		if (inl & ZF_INLINE_DATA)
+			return fail(why, len, "inode %u: compressed and inline", ino);
+	}
 	if (inl & ZF_INLINE_DATA) {
 		if (!S_ISREG(mode) && !S_ISLNK(mode))
 			return fail(why, len, "inode %u (mode 0%o): inline data in no regular file "

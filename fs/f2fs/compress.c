@@ -87,7 +87,7 @@ static int check_args(unsigned int alg, unsigned int log)
 {
 	const char *why;
 
-	if (log < ZF_COMPR_MIN_LOG || log > ZF_COMPR_MAX_LOG || alg >= ZF_COMPR_NR)
+	if (log < ZF_COMPR_LOG_MIN || log > ZF_COMPR_LOG_MAX || alg >= ZF_COMPR_NR)
 		return -EINVAL;
 	if (!zf_compr_supported(alg, &why))
 		return -EOPNOTSUPP;

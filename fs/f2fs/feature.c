@@ -38,8 +38,7 @@ static const struct {
 	{ ZF_FEAT_SB_CHKSUM, "sb_checksum", NULL, false },
 	{ ZF_FEAT_CASEFOLD, "casefold", "case-insensitive names need the kernel's Unicode tables",
 	  false },
-	{ ZF_FEAT_COMPRESSION, "compression", "compressed clusters are not read or written yet",
-	  true },
+	{ ZF_FEAT_COMPRESSION, "compression", NULL, true },
 	{ ZF_FEAT_RO, "ro", "read-only images (mkfs.f2fs -O ro) are laid out for no writes",
 	  false },
 };
@@ -103,7 +102,7 @@ int zf_parse_features(const char *list, uint32_t *feat, char *why, size_t len)
 		if (n && i == NFEAT) {
 			snprintf(why, len, "unknown feature '%.*s' (F2FS's names: extra_attr, "
 				 "inode_checksum, sb_checksum, flexible_inline_xattr, inode_crtime, "
-				 "project_quota, lost_found, ...)", (int)n, w);
+				 "project_quota, lost_found, compression, ...)", (int)n, w);
 			return -EINVAL;
 		}
 		if (n)

@@ -39,9 +39,7 @@ enum zf_compr_alg {
 	ZF_COMPR_NR
 };
 
-/* i_log_cluster_size */
-#define ZF_COMPR_MIN_LOG 2
-#define ZF_COMPR_MAX_LOG 8
+/* i_log_cluster_size: ZF_COMPR_LOG_MIN..ZF_COMPR_LOG_MAX (f2fs_format.h) */
 /* i_compress_flag: bit 0 the checksum, bits 8..15 the level */
 #define ZF_COMPR_FLAG_CHKSUM  0x0001u
 #define ZF_COMPR_LEVEL_SHIFT  8

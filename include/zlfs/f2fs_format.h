@@ -89,7 +89,7 @@ static inline zf_le64 zf_cpu_to_le64(uint64_t v) { return htole64(v); }
 /* Block addresses with a meaning of their own (never real blocks). */
 #define ZF_NULL_ADDR        0x0u
 #define ZF_NEW_ADDR         0xffffffffu   /* reserved, not yet written */
-#define ZF_COMPRESS_ADDR    0xfffffffeu   /* compressed cluster head (unsupported) */
+#define ZF_COMPRESS_ADDR    0xfffffffeu   /* a compressed cluster's first slot */
 
 /* Reserved inode numbers; the first free nid after mkfs is 4. */
 #define ZF_NODE_INO         1u
@@ -475,6 +475,7 @@ struct zf_summary_block {
 
 /* i_flags (the chattr flags F2FS stores) */
 #define ZF_FL_COMPR            0x00000004u
+#define ZF_FL_NOCOMP           0x00000400u
 #define ZF_FL_SYNC             0x00000008u
 #define ZF_FL_IMMUTABLE        0x00000010u
 #define ZF_FL_APPEND           0x00000020u
@@ -628,6 +629,8 @@ struct zf_ishape {
 	unsigned int xattr;      /* words of inline xattrs, at the end of i_addr */
 	unsigned int addrs;      /* block pointers: i_addr[extra .. extra + addrs) */
 	unsigned int inline_max; /* bytes of inline data or dentries (past the reserved word) */
+	unsigned int dnode_addrs;/* block pointers used in each direct node */
+	unsigned int cluster_log;/* a compressed file's log2 blocks per cluster; 0 if not */
 };
 
 static inline unsigned int zf_extra_isize_words(const struct zf_inode *i)
@@ -667,12 +670,44 @@ static inline unsigned int zf_max_inline_data(unsigned int extra_words, unsigned
 	return 4 * (ZF_ADDRS_PER_INODE - extra_words - xattr_words - ZF_INLINE_RESERVED);
 }
 
+/*
+ * Is this a compressed file, as the kernel's do_read_inode decides: a
+ * regular file with COMPR_FL on a volume with the feature, whose extra
+ * attributes reach i_log_cluster_size.  Its cluster log is clamped to
+ * 2..8 here (zf_check_inode refuses others by name).
+ */
+#define ZF_COMPR_LOG_MIN 2
+#define ZF_COMPR_LOG_MAX 8
+static inline unsigned int zf_cluster_log(const struct zf_inode *i, uint32_t feat)
+{
+	unsigned int log;
+
+	if (!(feat & ZF_FEAT_COMPRESSION) || !(zf_le32_to_cpu(i->i_flags) & ZF_FL_COMPR) ||
+	    (zf_le16_to_cpu(i->i_mode) & 0170000) != 0100000 || !ZF_EXTRA_HAS(i, i_log_cluster_size))
+		return 0;
+	log = i->i_log_cluster_size;
+	return log < ZF_COMPR_LOG_MIN ? ZF_COMPR_LOG_MIN : log > ZF_COMPR_LOG_MAX ? ZF_COMPR_LOG_MAX : log;
+}
+
+/*
+ * A compressed file's slots per inode and per direct node are rounded
+ * down to whole clusters (F2FS's addrs_per_inode / addrs_per_block), so
+ * no cluster straddles two nodes; the node tree's shape is otherwise the
+ * same.
+ */
 static inline void zf_inode_shape(const struct zf_inode *i, uint32_t feat, struct zf_ishape *s)
 {
 	s->extra = zf_extra_isize_words(i);
 	s->xattr = zf_inline_xattr_words(i, feat);
 	s->addrs = ZF_ADDRS_PER_INODE - s->extra - s->xattr;
 	s->inline_max = zf_max_inline_data(s->extra, s->xattr);
+	s->dnode_addrs = ZF_ADDRS_PER_BLOCK;
+	s->cluster_log = zf_cluster_log(i, feat);
+	if (s->cluster_log) {
+		unsigned int mask = (1u << s->cluster_log) - 1;
+		s->addrs &= ~mask;
+		s->dnode_addrs &= ~mask;
+	}
 }
 
 /* Inline data starts one reserved word past the extra attributes. */

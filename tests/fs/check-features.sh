@@ -196,7 +196,7 @@ check "a mkfs.f2fs project_quota volume (quota files) is refused, saying why" qu
 # mkfs.zlfs's refusals name the feature and the reason
 refusals() {
 	local out
-	for bad in compression encrypt quota casefold verity lost_found "inode_checksum,^extra_attr" bogus; do
+	for bad in encrypt quota casefold verity lost_found "inode_checksum,^extra_attr" bogus; do
 		if out=$("$MKFS" -f -O "$bad" "$T/z.img" 2>&1); then
 			WHY="-O $bad accepted"; return 1
 		fi

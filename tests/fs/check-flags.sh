@@ -6,7 +6,7 @@
 #      by them, noatime, who may set them) on zlfs and on the kernel's
 #      tmpfs; every line must be the same;
 #   2. chattr and lsattr themselves, and xfs_io's xflags form: set, shown,
-#      +c (compression, which zlfs images never have) refused;
+#      +c refused on a volume made without -O compression;
 #   3. what new files, directories and symlinks inherit from a directory
 #      (F2FS's rule: s, d, A to all; D and P to directories only; d and A
 #      to symlinks);
@@ -67,7 +67,7 @@ xfs_io -r -c "chattr -i" "$M/f" && echo more >>"$M/f"
 check "xfs_io chattr -i (FS_IOC_FSSETXATTR)" $([ "$(cat "$M/f")" = "data
 more" ] && echo 0 || echo 1) "$(lsattr "$M/f" 2>&1)"
 out=$(chattr +c "$M/f" 2>&1)
-check "chattr +c refused (no compression on zlfs images)" \
+check "chattr +c refused (a volume without the compression feature)" \
 	$([[ "$out" == *"Operation not supported"* ]] && echo 0 || echo 1) "$out"
 
 # 3. inheritance

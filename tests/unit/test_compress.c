@@ -57,7 +57,7 @@ static uint32_t le32(const uint8_t *p)
 
 START_TEST(test_round_trip)
 {
-	unsigned int alg = algs[_i % NALGS], log = ZF_COMPR_MIN_LOG + (unsigned int)_i / NALGS;
+	unsigned int alg = algs[_i % NALGS], log = ZF_COMPR_LOG_MIN + (unsigned int)_i / NALGS;
 	size_t n = (size_t)1 << log, len = n * ZF_BLKSIZE;
 	uint8_t *src = malloc(len), *out = malloc(len), *back = malloc(len);
 	char why[200];
@@ -335,7 +335,7 @@ int main(void)
 	Suite *s = suite_create("compress");
 	TCase *tc = tcase_create("codec");
 
-	tcase_add_loop_test(tc, test_round_trip, 0, NALGS * (ZF_COMPR_MAX_LOG - ZF_COMPR_MIN_LOG + 1));
+	tcase_add_loop_test(tc, test_round_trip, 0, NALGS * (ZF_COMPR_LOG_MAX - ZF_COMPR_LOG_MIN + 1));
 	tcase_add_test(tc, test_budget);
 	tcase_add_loop_test(tc, test_damage, 0, NALGS);
 	tcase_add_test(tc, test_lzo_decoder_v0);

@@ -70,7 +70,7 @@ START_TEST(test_set_get)
 	/* what F2FS reports but never sets comes back from chattr and is ignored */
 	ck_assert_int_eq(zlfs_flags_set(sbi, get(sbi, f), FS_NODUMP_FL | FS_INLINE_DATA_FL | FS_NOCOW_FL), 0);
 	ck_assert_uint_eq(uflags(get(sbi, f)), FS_NODUMP_FL);
-	/* what zlfs cannot keep: compression, casefolding, flags F2FS never has */
+	/* what this volume cannot keep: compression (no feature), casefolding, flags F2FS never has */
 	ck_assert_int_eq(zlfs_flags_set(sbi, get(sbi, f), FS_COMPR_FL), -EOPNOTSUPP);
 	ck_assert_int_eq(zlfs_flags_set(sbi, get(sbi, d), FS_CASEFOLD_FL), -EOPNOTSUPP);
 	ck_assert_int_eq(zlfs_flags_set(sbi, get(sbi, f), FS_SECRM_FL), -EOPNOTSUPP);

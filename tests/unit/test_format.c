@@ -587,9 +587,13 @@ START_TEST(test_features)
 	ck_assert_uint_eq(f, ZF_FEAT_SB_CHKSUM);
 	ck_assert_int_eq(zf_parse_features("extra_attr,bogus", &f, why, sizeof(why)), -EINVAL);
 	ck_assert_msg(strstr(why, "'bogus'"), "%s", why);
+	/* compression is read and written (cluster.c), and lives in the extra attributes */
 	ck_assert_int_eq(zf_check_features(ZF_FEAT_COMPRESSION | ZF_FEAT_EXTRA_ATTR, why,
-					   sizeof(why)), -EOPNOTSUPP);
-	ck_assert_msg(strstr(why, "'compression'"), "%s", why);
+					   sizeof(why)), 0);
+	ck_assert_int_eq(zf_check_features(ZF_FEAT_COMPRESSION, why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, "'compression' needs 'extra_attr'"), "%s", why);
+	ck_assert_int_eq(zf_check_features(ZF_FEAT_ENCRYPT, why, sizeof(why)), -EOPNOTSUPP);
+	ck_assert_msg(strstr(why, "'encrypt'"), "%s", why);
 	ck_assert_int_eq(zf_check_features(1u << 20, why, sizeof(why)), -EOPNOTSUPP);
 	ck_assert_msg(strstr(why, "unknown"), "%s", why);
 	zf_feature_list(ZF_FEAT_EXTRA_ATTR | ZF_FEAT_SB_CHKSUM, why, sizeof(why));
