@@ -704,8 +704,9 @@ int zlfs_cluster_opts(struct zlfs_sb *sbi, const struct zlfs_compr_opts *o, char
 	if (!o || !o->given)
 		return 0;
 	if (!(zlfs_feat(sbi) & ZF_FEAT_COMPRESSION)) {
-		zlfs_info(sbi, "the volume does not have the compression feature: the compress "
-			  "options are ignored");
+		/* the kernel's "Image doesn't support compression": a warning, the mount goes on */
+		fprintf(stderr, "zlfs: %s: the volume does not have the compression feature: the "
+			"compress options are ignored\n", zlfs_zdev_spec(sbi->dev));
 		return 0;
 	}
 	*c = *o;

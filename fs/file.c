@@ -83,6 +83,8 @@ static int block_addr(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, ui
 		return ret;
 	*addr = zf_le32_to_cpu(zlfs_dnode_addrs(sbi, dn, &nr)[ofs]);
 	/* as the kernel's DATA_GENERIC_ENHANCE: inside the main area and valid in the SIT */
+	if (*addr == ZF_COMPRESS_ADDR && zlfs_cluster_log(sbi, zi))
+		return 0;     /* a compressed cluster's: mapped (fallocate's question) */
 	if (*addr == ZF_COMPRESS_ADDR)
 		return zlfs_corrupt(sbi, "block %llu of inode %u is a compressed-cluster marker, but "
 				    "the file is not compressed", (unsigned long long)index, zi->ino);
