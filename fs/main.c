@@ -655,7 +655,7 @@ static void usage(const char *prog)
 	       "  compress_chksum     new compressed files checksum their clusters\n"
 	       "  compress_mode=fs|user  fs: compress as written (default); user: write raw\n"
 	       "  compress_cache      accepted, no effect (the kernel's compressed-page cache)\n"
-	       "                      (compress options need a volume made with -O compression)\n"
+	       "                      (these need a volume with the compression feature)\n"
 	       "Other -o options go to FUSE and the kernel: allow_other, allow_root,\n"
 	       "auto_unmount, nosuid, nodev, noexec, ... (mount.fuse3(8), mount(8)).\n"
 	       "Unmount with zlfs-umount MOUNTPOINT: it returns once the final checkpoint\n"

@@ -111,7 +111,7 @@ static void usage(FILE *f)
 		"  -O, --features LIST\n"
 		"          F2FS features, comma-separated, mkfs.f2fs's names: extra_attr,\n"
 		"          inode_checksum, sb_checksum, flexible_inline_xattr, inode_crtime,\n"
-		"          project_quota; ^NAME turns one off (default: %s)\n"
+		"          project_quota, compression; ^NAME turns one off (default: %s)\n"
 		"  -f, --force\n"
 		"          overwrite whatever DEVICE holds (a filesystem, a partition table,\n"
 		"          a RAID/LVM member); without it mkfs.zlfs refuses and says what it found\n"
