@@ -7,7 +7,10 @@
  * this program in the build: ../mkfs/mkfs.zlfs) on an emulated zoned image
  * in /dev/shm, populated in-process (a directory of 300 entries, a 3 MiB
  * file with direct nodes, an inline file, an inline directory of three
- * inline files, an inline symlink, xattrs inline and in a node), unmounted.  Its allocated extents are kept in memory and put
+ * inline files, an inline symlink, xattrs inline and in a node; on a
+ * volume with the compression feature, compressed files of text with each
+ * algorithm, cluster sizes of 4 to 16 blocks, checksums on one, and one of
+ * random data whose clusters stay raw), unmounted.  Its allocated extents are kept in memory and put
  * back before every input, so inputs do not depend on each other.
  *
  * An input: byte 0 says what to run (bit 0: mount read-write, bit 1: fsck
@@ -68,11 +71,36 @@ static void populate(void)
 	static char buf[1 << 20];
 
 	zlfs_opts_inprocess(&o);
+	o.compr.given = true;
+	o.compr.next = 1;
+	strcpy(o.compr.ext[0], "cz");      /* *.cz files are made compressed */
 	if (zlfs_mount(img, &o, &sbi, err, sizeof(err))) {
 		fprintf(stderr, "fuzz_volume: mount: %s\n", err);
 		abort();
 	}
 	zlfs_lock(sbi);
+	/* compressed files: each algorithm, clusters of 4 to 16 blocks, one checksummed */
+	static const char words[] = "zone log cluster checkpoint node segment f2fs the of\n";
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = words[(i * 7 + i / 13) % (sizeof(words) - 1)];
+	static const struct { uint8_t alg, log; bool chk; } cf[] = {
+		{ 1, 2, true }, { 2, 4, false }, { 0, 2, false }, { 3, 3, false },
+	};
+	for (size_t k = 0; k < sizeof(cf) / sizeof(cf[0]); k++) {
+		sbi->compr.alg = cf[k].alg;
+		sbi->compr.log = cf[k].log;
+		sbi->compr.chksum = cf[k].chk;
+		snprintf(name, sizeof(name), "c%zu.cz", k);
+		if (zlfs_create(sbi, &c, ZF_ROOT_INO, name, S_IFREG | 0644, 0, NULL, &zi) ||
+		    zlfs_file_write(sbi, zi, buf, 96 << 10, 0) ||
+		    zlfs_file_write(sbi, zi, "partial", 7, 5000))
+			abort();
+	}
+	for (size_t i = 0; i < 64 << 10; i++)
+		buf[i] = (char)((i * 2654435761u) >> 13);
+	if (zlfs_create(sbi, &c, ZF_ROOT_INO, "raw.cz", S_IFREG | 0644, 0, NULL, &zi) ||
+	    zlfs_file_write(sbi, zi, buf, 64 << 10, 0))
+		abort();
 	memset(buf, 'z', sizeof(buf));
 	if (zlfs_create(sbi, &c, ZF_ROOT_INO, "d", S_IFDIR | 0755, 0, NULL, &d))
 		abort();
@@ -183,7 +211,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	struct zlfs_image_params p = { 512ull << 20, 16ull << 20, 0, 4, 0, 0, 4096, false };
 	if (zlfs_image_create(img, &p, true))
 		die("image");
-	snprintf(cmd, sizeof(cmd), "'%s' -f '%s' >/dev/null", mkfs, img);
+	snprintf(cmd, sizeof(cmd), "'%s' -f -O compression '%s' >/dev/null", mkfs, img);
 	if (system(cmd))
 		die("mkfs.zlfs");
 	populate();

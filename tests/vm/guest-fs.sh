@@ -23,6 +23,13 @@
 # On null_blk also a volume made by mkfs.f2fs -m (main area starting in
 # conventional zones): the kernel's f2fs writes, zlfs reads and writes, the
 # kernel reads again, the kernel log stays clean.
+# Compression (compress): volumes made by mkfs.f2fs -O extra_attr,compression
+# (on ZNS by mkfs.zlfs -O compression) written with compressed files by the
+# kernel's f2fs (lzo and lz4 on null_blk, zstd and lzo-rle on ZNS), read
+# identical by zlfs with the
+# kernel's i_compr_blocks, changed and added to by zlfs, read identical by
+# the kernel with zlfs's i_compr_blocks; and a mkfs.zlfs volume the other
+# way round (zstd:3, checksums); fsck.f2fs and fsck.zlfs after each writer.
 # Last on each, the crash test (crash): files written and fsync'd (new ones,
 # an older one overwritten and appended, one fdatasync'd), zlfs killed with
 # SIGKILL right after the fsyncs returned; the kernel's f2fs mounts the
@@ -32,7 +39,8 @@
 #
 # ZLFS_VM_FS_ONLY (pass it with ZLFS_VM_PASSENV=ZLFS_VM_FS_ONLY) runs a part
 # only: keys separated by blanks or commas, from three groups: parts
-# (volume gc kernel crash), devices (nullblk zns), volume modes (nolock zwl).
+# (volume gc kernel features compress crash enospc), devices (nullblk zns),
+# volume modes (nolock zwl).
 # A group none of whose keys is given is not filtered: ZLFS_VM_FS_ONLY=crash
 # is the crash test on both devices, "volume zwl nullblk" one volume test.
 # Unset or empty: everything.
@@ -176,7 +184,7 @@ klog_check() {
 		ok "kernel log clean ($1${2:+, no zone repairs})"
 	fi
 }
-# kernel_mount DEV: the kernel's f2fs mounts the volume read-write on $mnt
+# kernel_mount DEV [OPTIONS]: the kernel's f2fs mounts the volume read-write on $mnt
 # (the zoned device listed in its superblock comes along), the zoned device
 # on mq-deadline, on 6.1 the scheduler that keeps each zone's writes in
 # order; kernel_umount puts the old scheduler back
@@ -188,7 +196,7 @@ kernel_mount() {
 	ksched=$(sed -n 's/.*\[\(.*\)\].*/\1/p' "$ksched_file")
 	echo mq-deadline > "$ksched_file"
 	modprobe f2fs 2> /dev/null
-	mount -t f2fs "$1" "$mnt" && return 0
+	mount -t f2fs ${2:+-o "$2"} "$1" "$mnt" && return 0
 	echo "$ksched" > "$ksched_file"
 	ksched=
 	return 1
@@ -627,6 +635,180 @@ features() {
 	done
 }
 
+# ---------------------------------------------------------------- compression
+# compr_tree DIR TAG: files for a compressed volume mounted with
+# compress_extension=txt: TAG-text.txt (2 MiB of text), TAG-rand.txt
+# (random), TAG-plain.bin (text, not compressed), TAG-tail.txt (its last
+# cluster partial), TAG-cdir (chattr +c through FS_IOC_SETFLAGS) with a
+# text file in it; written 256 KiB at a time
+compr_tree() {
+	python3 - "$1" "$2" <<'EOF2'
+import fcntl, os, random, struct, sys
+r, tag = sys.argv[1], sys.argv[2]
+W = [b"zone ", b"log ", b"cluster ", b"f2fs ", b"checkpoint\n", b"node ", b"the ", b"of "]
+def text(n, s):
+    g = random.Random(s)
+    b = bytearray()
+    while len(b) < n:
+        b += b"".join(g.choice(W) for _ in range(512))
+    return bytes(b[:n])
+def put(p, data):
+    with open(os.path.join(r, p), "wb") as f:
+        for i in range(0, len(data), 262144):
+            f.write(data[i:i + 262144])
+put(tag + "-text.txt", text(2 << 20, 1))
+put(tag + "-rand.txt", random.Random(2).randbytes(512 << 10))
+put(tag + "-plain.bin", text(512 << 10, 3))
+put(tag + "-tail.txt", text(100000, 4))
+d = os.path.join(r, tag + "-cdir")
+os.mkdir(d)
+fd = os.open(d, os.O_RDONLY)
+fl = struct.unpack("i", fcntl.ioctl(fd, 0x80086601, b"\0" * 4))[0]     # FS_IOC_GETFLAGS
+fcntl.ioctl(fd, 0x40086602, struct.pack("i", fl | 0x4))                 # SETFLAGS +c
+os.close(fd)
+put(tag + "-cdir/inside", text(1 << 20, 5))
+EOF2
+}
+# compr_changes DIR TAG: the second writer: overwrites inside clusters of
+# TAG's text files, an append, a truncate into a cluster
+compr_changes() {
+	python3 - "$1" "$2" <<'EOF2'
+import os, sys
+r, tag = sys.argv[1], sys.argv[2]
+with open(os.path.join(r, tag + "-text.txt"), "r+b") as f:
+    for off in (3, 16384 - 10, 200001, 1 << 20):
+        f.seek(off)
+        f.write(b"changed by the other side " * 3)
+with open(os.path.join(r, tag + "-tail.txt"), "ab") as f:
+    f.write(b"appended " * 4000)
+os.truncate(os.path.join(r, tag + "-cdir", "inside"), 500001)
+EOF2
+}
+# compr_record DIR OUT: per file: path, md5, i_compr_blocks (F2FS's
+# GET_COMPRESS_BLOCKS; -1 when the file is not compressed), after a sync:
+# both compress a cluster when it is written back, not at write(2)
+compr_record() {
+	sync
+	python3 - "$1" > "$2" <<'EOF2'
+import fcntl, hashlib, os, struct, sys
+r = sys.argv[1]
+for d, dirs, files in sorted(os.walk(r)):
+    dirs[:] = sorted(x for x in dirs if not (d == r and x in (".zlfs", "lost+found")))
+    for n in sorted(files):
+        p = os.path.join(d, n)
+        with open(p, "rb") as f:
+            h = hashlib.md5(f.read()).hexdigest()
+        fd = os.open(p, os.O_RDONLY)
+        try:
+            c = struct.unpack("Q", fcntl.ioctl(fd, 0x8008F511, b"\0" * 8))[0]
+        except OSError:
+            c = -1
+        os.close(fd)
+        print(os.path.relpath(p, r), h, "saved=%d" % c)
+EOF2
+}
+# compr_same A B: two records agree
+compr_same() { cmp -s "$1" "$2" || { diff "$1" "$2" | head -8; return 1; }; }
+# compr_saved REC TAG: TAG's text files were compressed, its random and .bin not
+compr_saved() {
+	grep -q "^$2-text.txt .* saved=[1-9]" "$1" && grep -q "^$2-cdir/inside .* saved=[1-9]" "$1" &&
+		grep -q "^$2-rand.txt .* saved=0$" "$1" && grep -q "^$2-plain.bin .* saved=-1$" "$1" ||
+		{ grep "^$2-" "$1"; return 1; }
+}
+
+# compress DEV [MKFS-DEVICE-ARGS...]: for each algorithm ($compr_algs, by
+# default all four), a volume made by mkfs.f2fs -O extra_attr,compression
+# (compr_mkfs=zlfs: by mkfs.zlfs -O compression): the kernel's f2fs (compress_extension
+# =txt, compress_algorithm=ALG) writes compr_tree; fsck.f2fs and fsck.zlfs
+# (which decompresses every cluster); zlfs reads every file identical with
+# the kernel's i_compr_blocks, changes them and writes its own with the same
+# algorithm; both fscks; the kernel reads zlfs's files identical with zlfs's
+# i_compr_blocks.  Then a volume made by mkfs.zlfs -O compression: zlfs
+# writes with zstd:3, 16-block clusters and checksums; the kernel reads it
+# identical (checking every checksum), changes it with lz4; zlfs reads the
+# kernel's changes.  The kernel log stays clean throughout.
+compress() {
+	local dev=$1 alg t d=/tmp/compr s k
+	shift
+	for alg in ${compr_algs:-lzo lz4 zstd lzo-rle}; do
+		t="compression $alg${1:+, ZNS}" s=$SECONDS
+		k="compress_algorithm=$alg,compress_extension=txt"
+		rm -rf "$d" && mkdir -p "$d"
+		if [ "${compr_mkfs:-f2fs}" = zlfs ]; then
+			"$build/mkfs/mkfs.zlfs" -f -O compression "$@" "$dev" > "$d/mkfs.log" 2>&1
+		else
+			mkfs.f2fs -q -f -m -O extra_attr,compression "$@" "$dev" > "$d/mkfs.log" 2>&1
+		fi || { fail "mkfs.${compr_mkfs:-f2fs} with compression ($t)" "$(tail -2 "$d/mkfs.log")"; continue; }
+		klog_mark "$t, kernel-made"
+		kernel_mount "$dev" "$k" || { fail "kernel mounts with $k ($t)"; continue; }
+		check "kernel f2fs writes compressed files ($t)" compr_tree "$mnt" k
+		compr_record "$mnt" "$d/kernel"
+		kernel_umount || fail "kernel unmount ($t)"
+		klog_check "$t, kernel-made" strict
+		check "the kernel compressed its text files, not the random or .bin ones ($t)" \
+			compr_saved "$d/kernel" k
+		fsck_dev "$t, kernel-made (fsck.zlfs decompresses every cluster)" "$dev"
+		"$build/fs/zlfs" "$dev" "$mnt" -o "$k" || { fail "zlfs mounts the kernel's volume ($t)"; continue; }
+		compr_record "$mnt" "$d/zlfs"
+		check "zlfs reads the kernel's compressed files identical, same i_compr_blocks ($t)" \
+			compr_same "$d/kernel" "$d/zlfs"
+		check "zlfs changes the kernel's files and writes its own ($t)" \
+			eval 'compr_changes "$mnt" k && compr_tree "$mnt" z'
+		compr_record "$mnt" "$d/zlfs-after"
+		zlfs_umount "$mnt" "$dev" || fail "zlfs unmount ($t)"
+		check "zlfs compressed its text files, not the random or .bin ones ($t)" \
+			compr_saved "$d/zlfs-after" z
+		fsck_dev "$t, after zlfs" "$dev"
+		klog_mark "$t, after zlfs"
+		if kernel_mount "$dev" "$k"; then
+			compr_record "$mnt" "$d/kernel-after"
+			check "kernel f2fs reads zlfs's compressed files identical, same i_compr_blocks ($t)" \
+				compr_same "$d/zlfs-after" "$d/kernel-after"
+			kernel_umount || fail "kernel unmount ($t)"
+			klog_check "$t, after zlfs" strict
+		else
+			fail "kernel mounts what zlfs left ($t)"
+		fi
+		echo "$t: $((SECONDS - s)) s; $(grep -- '-text.txt' "$d/kernel-after" 2>/dev/null | tr '\n' ' ')"
+	done
+	# zlfs's own volume
+	t="compression, mkfs.zlfs${1:+, ZNS}" s=$SECONDS
+	local z="compress_algorithm=zstd:3,compress_log_size=4,compress_chksum,compress_extension=txt"
+	rm -rf "$d" && mkdir -p "$d"
+	if ! "$build/mkfs/mkfs.zlfs" -f -O compression "$@" "$dev" > "$d/mkfs.log" 2>&1; then
+		fail "mkfs.zlfs -O compression ($t)" "$(tail -2 "$d/mkfs.log")"
+		return
+	fi
+	"$build/fs/zlfs" "$dev" "$mnt" -o "$z" || { fail "zlfs mounts its volume ($t)"; return; }
+	check "zlfs writes compressed files ($t)" compr_tree "$mnt" z
+	compr_record "$mnt" "$d/zlfs"
+	zlfs_umount "$mnt" "$dev" || fail "zlfs unmount ($t)"
+	check "zlfs compressed its text files ($t)" compr_saved "$d/zlfs" z
+	fsck_dev "$t" "$dev"
+	klog_mark "$t"
+	if kernel_mount "$dev" "compress_algorithm=lz4,compress_extension=txt"; then
+		compr_record "$mnt" "$d/kernel"
+		check "kernel f2fs reads zlfs's volume identical, checksums and i_compr_blocks ($t)" \
+			compr_same "$d/zlfs" "$d/kernel"
+		check "kernel f2fs changes zlfs's files and writes its own ($t)" \
+			eval 'compr_changes "$mnt" z && compr_tree "$mnt" k'
+		compr_record "$mnt" "$d/kernel-after"
+		kernel_umount || fail "kernel unmount ($t)"
+		klog_check "$t" strict
+		fsck_dev "$t, after the kernel" "$dev"
+		if "$build/fs/zlfs" "$dev" "$mnt"; then
+			compr_record "$mnt" "$d/zlfs-after"
+			check "zlfs reads the kernel's changes identical ($t)" compr_same "$d/kernel-after" "$d/zlfs-after"
+			zlfs_umount "$mnt" "$dev" || fail "zlfs unmount ($t)"
+		else
+			fail "zlfs mounts what the kernel left ($t)"
+		fi
+	else
+		fail "kernel mounts zlfs's compressed volume ($t)"
+	fi
+	echo "$t: $((SECONDS - s)) s"
+}
+
 # ---------------------------------------------------------------- crash
 # The files of the crash test: in the checkpoint before (older), then
 # written and fsync'd right before the SIGKILL.
@@ -830,7 +1012,7 @@ enospc_wb() {
 }
 
 # ---------------------------------------------------------------- which parts
-parts="volume gc kernel features crash enospc" devs="nullblk zns" modes="nolock zwl"
+parts="volume gc kernel features compress crash enospc" devs="nullblk zns" modes="nolock zwl"
 only=" $(echo "${ZLFS_VM_FS_ONLY:-}" | tr ',' ' ' | xargs) "
 for k in $only; do
 	case " $parts $devs $modes " in
@@ -861,9 +1043,12 @@ if sel "$devs" nullblk; then
 	if sel "$parts" gc; then random=1 gc_load "zoned null_blk" /dev/nullb0 80 4 /dev/nullb0; fi
 	if sel "$parts" kernel; then kernel_f2fs_m /dev/nullb0; fi
 	if sel "$parts" features; then features /dev/nullb0; fi
+	# two algorithms here, the other two on ZNS (the null_blk VM is the longer)
+	if sel "$parts" compress; then compr_algs="lzo lz4" compress /dev/nullb0; fi
 	if sel "$parts" crash; then crash "zoned null_blk" /dev/nullb0 /dev/nullb0; fi
 fi
-if sel "$devs" zns && { sel "$parts" volume || sel "$parts" gc || sel "$parts" crash; }; then
+if sel "$devs" zns && { sel "$parts" volume || sel "$parts" gc || sel "$parts" crash ||
+			 sel "$parts" compress; }; then
 	if [ -z "$zns" ] || [ -z "$meta" ]; then
 		fail "ZNS and conventional NVMe namespaces present" "zns='$zns' meta='$meta'"
 	else
@@ -871,6 +1056,11 @@ if sel "$devs" zns && { sel "$parts" volume || sel "$parts" gc || sel "$parts" c
 		if sel "$parts" volume; then volume "ZNS + metadata namespace" "$meta" -c "$zns" "$meta"; fi
 		if sel "$parts" gc; then gc_load "ZNS + metadata namespace" "$meta" 60 2 -c "$zns" "$meta"; fi
 		if sel "$parts" crash; then crash "ZNS + metadata namespace" "$meta" -c "$zns" "$meta"; fi
+		# (the volumes made by mkfs.zlfs: on a mkfs.f2fs -c volume of ZNS, fsck.f2fs
+		# 1.15 counts free segments unlike the kernel's own checkpoint)
+		if sel "$parts" compress; then
+			compr_algs="zstd lzo-rle" compr_mkfs=zlfs compress "$meta" -c "$zns"
+		fi
 	fi
 fi
 echo "vm-test: all done"
