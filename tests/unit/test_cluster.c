@@ -13,7 +13,7 @@
  * whose checksum does not match under compress_chksum, a marker in a file
  * that is not compressed, a marker out of its place) are refused with
  * EUCLEAN and the volume's inconsistency note, never a crash, and fsck.zlfs
- * names each.  The policy: compress_extension / nocompress_extension and
+ * names each; a wrong i_compr_blocks is reported and repaired.  The policy: compress_extension / nocompress_extension and
  * the directory's +c / +m, chattr's rules, the mount options' ranges.
  * fsync of a compressed file checkpoints, so a crash keeps it.
  */
@@ -391,6 +391,50 @@ START_TEST(test_crafted)
 }
 END_TEST
 
+/* A wrong i_compr_blocks: fsck.zlfs reports it, -y repairs it, both fscks clean after. */
+START_TEST(test_fsck_repair)
+{
+	tu_mkfs_opts = "-O compression";
+	char *img = tu_fs_volume_flat("cluster-fsck.img");
+	tu_mkfs_opts = NULL;
+	struct zlfs_sb *sbi = mount_all(img, ZF_COMPR_ZSTD, 3, false);
+	static char src[200000];
+	char cmd[1200];
+	bool found;
+
+	text(src, sizeof(src), 8);
+	struct zinode *zi = mk(sbi, ZF_ROOT_INO, "r", S_IFREG | 0644);
+	ck_assert_int_eq(zlfs_file_write(sbi, zi, src, sizeof(src), 0), 0);
+	uint64_t saved = zf_le64_to_cpu(zi_raw(zi)->i_compr_blocks);
+	ck_assert_uint_gt(saved, 0);
+	uint32_t ino = zi->ino;
+	ck_assert_int_eq(zlfs_checkpoint(sbi, false), 0);
+	tu_fs_unmount(sbi);
+	uint32_t at = tu_node_addr(img, ino);
+	struct zf_node nb;
+	uint8_t sbb[ZF_BLKSIZE];
+	tu_blk_read(img, 0, sbb);
+	const struct zf_super *sb = (const struct zf_super *)(sbb + ZF_SUPER_OFFSET);
+	tu_blk_read(img, at, &nb);
+	nb.i.i_compr_blocks = zf_cpu_to_le64(saved - 1);
+	zf_inode_set_csum(&nb, zf_le32_to_cpu(sb->feature), zf_csum_seed(sb->uuid));
+	tu_blk_write(img, at, &nb);
+	ck_assert_int_eq(fsck_says(img, "i_compr_blocks", &found), 4);
+	ck_assert(found);
+	snprintf(cmd, sizeof(cmd), "'%s' -f -y '%s' >/dev/null 2>&1", getenv("ZLFS_FSCK"), img);
+	int st = system(cmd);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "fsck.zlfs -y: %d", st);
+	fsck_both(img);
+	sbi = mount_all(img, ZF_COMPR_ZSTD, 3, false);
+	zi = get(sbi, "r");
+	ck_assert_uint_eq(zf_le64_to_cpu(zi_raw(zi)->i_compr_blocks), saved);
+	reads_as(sbi, zi, src, sizeof(src));
+	tu_fs_unmount(sbi);
+	unlink(img);
+	free(img);
+}
+END_TEST
+
 START_TEST(test_policy)
 {
 	char *img = volume("cluster-policy.img");
@@ -519,6 +563,7 @@ int main(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_loop_test(tc, test_round_trip, 0, NALG * 3);
 	tcase_add_loop_test(tc, test_crafted, 0, NCRAFT);
+	tcase_add_test(tc, test_fsck_repair);
 	tcase_add_test(tc, test_policy);
 	tcase_add_test(tc, test_fsync_crash);
 	suite_add_tcase(s, tc);
