@@ -561,6 +561,233 @@ out:
 	return ret;
 }
 
+/* Does the regular file hold data (F2FS_HAS_BLOCKS, what chattr +c / -c refuse)? */
+static bool has_data(const struct zf_inode *ri, uint32_t feat)
+{
+	struct zf_ishape sh;
+
+	if (zf_le64_to_cpu(ri->i_size))
+		return true;
+	if (ri->i_inline & ZF_INLINE_DATA)
+		return false;
+	for (int k = 0; k < ZF_NIDS_PER_INODE; k++)
+		if (ri->i_nid[k])
+			return true;
+	zf_inode_shape(ri, feat, &sh);
+	for (unsigned int i = 0; i < sh.addrs; i++)
+		if (ri->i_addr[sh.extra + i])
+			return true;
+	return false;
+}
+
+/* ---- F2FS's compression ioctls ------------------------------------------------------- */
+
+/* Is zi a compressed file these may act on?  -EOPNOTSUPP without the feature, -EINVAL not one. */
+static int ioctl_ok(struct zlfs_sb *sbi, struct zinode *zi)
+{
+	int ret;
+
+	if (!(zlfs_feat(sbi) & ZF_FEAT_COMPRESSION))
+		return -EOPNOTSUPP;
+	if ((ret = zlfs_writable(sbi)))
+		return ret;
+	return zlfs_cluster_log(sbi, zi) ? 0 : -EINVAL;
+}
+
+/*
+ * Every cluster of zi below EOF that has a node, in order: fn(cl) for
+ * each (a missing node's clusters are holes, skipped whole).
+ */
+static int each_cluster(struct zlfs_sb *sbi, struct zinode *zi, struct zcl *cl,
+			int (*fn)(struct zlfs_sb *, struct zinode *, struct zcl *, void *), void *arg)
+{
+	unsigned int log = zlfs_cluster_log(sbi, zi), n = 1u << log;
+	uint64_t size = zf_le64_to_cpu(zi_raw(zi)->i_size);
+	uint64_t nb = (size + ZF_BLKSIZE - 1) / ZF_BLKSIZE;
+	struct zf_ishape sh;
+	int ret;
+
+	zf_inode_shape(zi_raw(zi), zlfs_feat(sbi), &sh);
+	for (uint64_t start = 0; start < nb; start += n) {
+		if ((ret = load(sbi, zi, start, log, false, cl)))
+			return ret;
+		if (!cl->dn) {
+			/* no direct node here: on past its span (whole clusters: the shape's) */
+			uint64_t d = (start - sh.addrs) / sh.dnode_addrs;
+			start = sh.addrs + (d + 1) * sh.dnode_addrs - n;
+			continue;
+		}
+		if ((ret = fn(sbi, zi, cl, arg)))
+			return ret;
+	}
+	return 0;
+}
+
+/* Set one slot of a loaded cluster (accounting is the caller's). */
+static void set_slot(struct zlfs_sb *sbi, struct zcl *cl, unsigned int i, uint32_t v)
+{
+	unsigned int nr;
+
+	zlfs_dnode_addrs(sbi, cl->dn, &nr)[cl->ofs + i] = zf_cpu_to_le32(v);
+	cl->slot[i] = v;
+	zlfs_node_dirty(sbi, cl->dn);
+}
+
+struct relres {
+	bool reserve;
+	bool count_only;
+	uint64_t blocks;
+};
+
+/*
+ * A compressed cluster released (F2FS's release_compress_blocks: its
+ * NEW_ADDR slots become NULL, the marker stays but no longer counts) or
+ * reserved again (the reverse).  Either way 2^log - k blocks.
+ */
+static int relres_one(struct zlfs_sb *sbi, struct zinode *zi, struct zcl *cl, void *arg)
+{
+	struct relres *r = arg;
+	struct zf_inode *ri = zi_raw(zi);
+	uint64_t d = cl->n - cl->k;
+
+	if (!cl->compressed)
+		return 0;
+	r->blocks += d;
+	if (r->count_only)
+		return 0;
+	for (unsigned int i = cl->k + 1; i < cl->n; i++)
+		set_slot(sbi, cl, i, r->reserve ? ZF_NEW_ADDR : ZF_NULL_ADDR);
+	if (r->reserve) {
+		sbi->reserved_blocks += d;
+		ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) + d);
+	} else {
+		sbi->reserved_blocks -= d;
+		ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) - d);
+	}
+	return 0;
+}
+
+int zlfs_cluster_release(struct zlfs_sb *sbi, struct zinode *zi, bool reserve, uint64_t *blocks)
+{
+	struct zf_inode *ri = zi_raw(zi);
+	struct relres r = { .reserve = reserve };
+	int ret;
+
+	*blocks = 0;
+	if ((ret = ioctl_ok(sbi, zi)))
+		return ret;
+	if (released(zi) != reserve)
+		return -EINVAL;     /* F2FS: release once, reserve only what was released */
+	/*
+	 * F2FS refuses writes to a released file at write(2); under FUSE's
+	 * writeback cache they would be lost at writeback instead, so no
+	 * handle may be open for writing (zlfs_file_open refuses new ones).
+	 */
+	if (!reserve && zi->nwrite)
+		return -EBUSY;
+	struct zcl *cl = malloc(sizeof(*cl));
+	if (!cl)
+		return -ENOMEM;
+	if (reserve) {
+		/* the blocks come back into the user's share: all of them, or none */
+		r.count_only = true;
+		if ((ret = each_cluster(sbi, zi, cl, relres_one, &r)))
+			goto out;
+		if (r.blocks > zlfs_avail_blocks(sbi)) {
+			ret = -ENOSPC;
+			goto out;
+		}
+		r.count_only = false;
+		r.blocks = 0;
+	} else if (!zf_le64_to_cpu(ri->i_compr_blocks)) {
+		r.count_only = true;     /* nothing to release: only the mark (F2FS's rule) */
+	}
+	if ((ret = each_cluster(sbi, zi, cl, relres_one, &r)))
+		goto out;
+	ri = zi_raw(zi);
+	if (reserve) {
+		ri->i_inline &= (uint8_t)~ZF_COMPRESS_RELEASED;
+		ri->i_compr_blocks = zf_cpu_to_le64(r.blocks);
+	} else {
+		ri->i_inline |= ZF_COMPRESS_RELEASED;
+		ri->i_compr_blocks = 0;
+		if (r.count_only)
+			r.blocks = 0;
+	}
+	*blocks = r.blocks;
+	zlfs_ext_drop(zi);
+	zlfs_inode_touch(zi, false, true, false);
+	zlfs_node_dirty(sbi, zi->node);
+out:
+	free(cl);
+	return ret;
+}
+
+/* A whole cluster below EOF stored again, compressed or not (F2FS_IOC_(DE)COMPRESS_FILE). */
+static int rewrite_one(struct zlfs_sb *sbi, struct zinode *zi, struct zcl *cl, void *arg)
+{
+	bool compress = *(bool *)arg;
+	uint64_t nb = (zf_le64_to_cpu(zi_raw(zi)->i_size) + ZF_BLKSIZE - 1) / ZF_BLKSIZE;
+	unsigned int i;
+	int ret;
+
+	if (cl->start + cl->n > nb || cl->compressed == compress)
+		return 0;        /* across EOF: raw by rule; or already as asked */
+	for (i = 0; i < cl->n && !is_data(cl->slot[i]); i++)
+		;
+	if (i == cl->n)
+		return 0;        /* holes stay holes */
+	uint8_t *buf = malloc((size_t)cl->n * ZF_BLKSIZE);
+	if (!buf)
+		return -ENOMEM;
+	if (!(ret = read_whole(sbi, zi, cl, buf, true)))
+		ret = put_whole(sbi, zi, cl, buf, cl->n, compress);
+	free(buf);
+	return ret;
+}
+
+int zlfs_cluster_rewrite(struct zlfs_sb *sbi, struct zinode *zi, bool compress)
+{
+	int ret;
+
+	if ((ret = ioctl_ok(sbi, zi)))
+		return ret;
+	if (!sbi->compr.user_mode)
+		return -EOPNOTSUPP;     /* F2FS: only under compress_mode=user */
+	if (released(zi))
+		return -EINVAL;
+	struct zcl *cl = malloc(sizeof(*cl));
+	if (!cl)
+		return -ENOMEM;
+	ret = each_cluster(sbi, zi, cl, rewrite_one, &compress);
+	free(cl);
+	return ret;
+}
+
+int zlfs_cluster_set_option(struct zlfs_sb *sbi, struct zinode *zi, unsigned int alg,
+			    unsigned int log)
+{
+	struct zf_inode *ri = zi_raw(zi);
+	int ret;
+
+	if ((ret = ioctl_ok(sbi, zi)))
+		return ret;
+	if (has_data(ri, zlfs_feat(sbi)))
+		return -EFBIG;          /* F2FS: only an empty file changes */
+	if (log < ZF_COMPR_LOG_MIN || log > ZF_COMPR_LOG_MAX || alg >= ZF_COMPR_NR)
+		return -EINVAL;
+	ri->i_compress_algorithm = (uint8_t)alg;
+	ri->i_log_cluster_size = (uint8_t)log;
+	/* the level is the mount's for its own algorithm, else the default */
+	unsigned int flag = zf_le16_to_cpu(ri->i_compress_flag) & ZF_COMPR_FLAG_CHKSUM;
+	if (alg == sbi->compr.alg && (alg == ZF_COMPR_LZ4 || alg == ZF_COMPR_ZSTD))
+		flag |= sbi->compr.level << ZF_COMPR_LEVEL_SHIFT;
+	ri->i_compress_flag = zf_cpu_to_le16((uint16_t)flag);
+	zlfs_inode_touch(zi, false, true, false);
+	zlfs_node_dirty(sbi, zi->node);
+	return 0;
+}
+
 /* ---- policy ----------------------------------------------------------------------- */
 
 /* F2FS's set_compress_context: COMPR_FL and the mount's algorithm, cluster and flags. */
@@ -637,25 +864,6 @@ void zlfs_cluster_new_inode(struct zlfs_sb *sbi, struct zinode *dir, struct zino
 		ri->i_flags = zf_cpu_to_le32(zf_le32_to_cpu(ri->i_flags) | ZF_FL_NOCOMP);
 	else if (dfl & ZF_FL_COMPR)
 		set_context(sbi, ri);
-}
-
-/* Does the regular file hold data (F2FS_HAS_BLOCKS, what chattr +c / -c refuse)? */
-static bool has_data(const struct zf_inode *ri, uint32_t feat)
-{
-	struct zf_ishape sh;
-
-	if (zf_le64_to_cpu(ri->i_size))
-		return true;
-	if (ri->i_inline & ZF_INLINE_DATA)
-		return false;
-	for (int k = 0; k < ZF_NIDS_PER_INODE; k++)
-		if (ri->i_nid[k])
-			return true;
-	zf_inode_shape(ri, feat, &sh);
-	for (unsigned int i = 0; i < sh.addrs; i++)
-		if (ri->i_addr[sh.extra + i])
-			return true;
-	return false;
 }
 
 int zlfs_cluster_set(struct zlfs_sb *sbi, struct zinode *zi, bool on)

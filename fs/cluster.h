@@ -54,6 +54,28 @@ void zlfs_cluster_new_inode(struct zlfs_sb *sbi, struct zinode *dir, struct zino
  */
 int zlfs_cluster_set(struct zlfs_sb *sbi, struct zinode *zi, bool on);
 
+/*
+ * F2FS_IOC_RELEASE_COMPRESS_BLOCKS (reserve false): the file is marked
+ * released, its compressed clusters' unused slots emptied and given back
+ * to the user's share (*blocks of them); it is read-only until emptied or
+ * reserved again.  F2FS_IOC_RESERVE_COMPRESS_BLOCKS (true): the reverse,
+ * -ENOSPC when the share cannot take them all.  -EINVAL for a file not
+ * compressed, or not in the state the call needs.  The caller has the
+ * kernel's dirty pages of the file written first (F2FS writes them back).
+ */
+int zlfs_cluster_release(struct zlfs_sb *sbi, struct zinode *zi, bool reserve, uint64_t *blocks);
+
+/*
+ * F2FS_IOC_COMPRESS_FILE (compress true) / DECOMPRESS_FILE: every whole
+ * cluster below EOF stored again, compressed (where it saves a block) or
+ * raw.  Only under compress_mode=user (-EOPNOTSUPP otherwise), as F2FS.
+ */
+int zlfs_cluster_rewrite(struct zlfs_sb *sbi, struct zinode *zi, bool compress);
+
+/* F2FS_IOC_SET_COMPRESS_OPTION on an empty compressed file (-EFBIG with data). */
+int zlfs_cluster_set_option(struct zlfs_sb *sbi, struct zinode *zi, unsigned int alg,
+			    unsigned int log);
+
 /* F2FS_IOC_GET_COMPRESS_BLOCKS: i_compr_blocks of a compressed file. */
 int zlfs_cluster_saved(struct zlfs_sb *sbi, struct zinode *zi, uint64_t *blocks);
 

@@ -630,6 +630,8 @@ int zlfs_file_truncate(struct zlfs_sb *sbi, struct zinode *zi, uint64_t size)
 		return -EROFS;
 	if (size / ZF_BLKSIZE > zlfs_max_file_blocks())
 		return -EFBIG;
+	bool compr = zlfs_cluster_log(sbi, zi) != 0;
+	bool rel = compr && (ri->i_inline & ZF_COMPRESS_RELEASED);
 	if (is_inline(ri)) {
 		unsigned int max = inline_max(sbi, ri);
 		if (size > max) {
@@ -643,13 +645,9 @@ int zlfs_file_truncate(struct zlfs_sb *sbi, struct zinode *zi, uint64_t size)
 			goto done;
 		}
 	}
-	bool compr = zlfs_cluster_log(sbi, zi) != 0;
-	if (compr && (ri->i_inline & ZF_COMPRESS_RELEASED)) {
-		/* F2FS: a released file is read-only until emptied (or reserved again) */
-		if (size)
-			return size == old ? 0 : -EPERM;
-		ri->i_inline &= (uint8_t)~ZF_COMPRESS_RELEASED;
-	}
+	/* F2FS: a released file is read-only until emptied (or reserved again) */
+	if (rel && size)
+		return size == old ? 0 : -EPERM;
 	if (size < old) {
 		/* whole nodes may go: roll-forward replays no removal of nodes */
 		zlfs_node_need_cp(sbi, zi->ino);
@@ -664,6 +662,8 @@ int zlfs_file_truncate(struct zlfs_sb *sbi, struct zinode *zi, uint64_t size)
 	}
 done:
 	ri = zi_raw(zi);
+	if (rel)      /* emptied: writable again, its markers gone uncounted (node.c) */
+		ri->i_inline &= (uint8_t)~ZF_COMPRESS_RELEASED;
 	ri->i_size = zf_cpu_to_le64(size);
 	zlfs_inode_touch(zi, true, true, false);
 	zlfs_node_dirty(sbi, zi->node);
@@ -961,7 +961,17 @@ int zlfs_file_open(struct zlfs_sb *sbi, uint32_t ino, int flags, zlfs_truncate_f
 	if ((flags & O_TRUNC) && S_ISREG(mode) &&
 	    (ret = (truncate ? truncate : zlfs_file_truncate)(sbi, zi, 0)))
 		return ret;
+	/*
+	 * A released compressed file takes no writes (F2FS: EPERM at write).
+	 * Under the kernel's writeback cache a write(2) never reaches us, and
+	 * one refused at writeback would be lost: so the open is refused.
+	 */
+	if (write && S_ISREG(mode) && zlfs_cluster_log(sbi, zi) &&
+	    (zi_raw(zi)->i_inline & ZF_COMPRESS_RELEASED))
+		return -EPERM;
 	zi->nopen++;
+	if (write && S_ISREG(mode))
+		zi->nwrite++;
 	*out = zi;
 	return 0;
 }

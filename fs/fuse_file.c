@@ -131,6 +131,8 @@ void zl_release_handle(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	if (!zlfs_iget(sbi, to_ino(ino), &zi)) {
 		if (zi->nopen)
 			zi->nopen--;
+		if (fi && fi->fh == ZL_FH_WRITER && zi->nwrite)
+			zi->nwrite--;
 		zlfs_iput(sbi, zi, 0);
 	}
 	zlfs_op_end(sbi, false);

@@ -54,6 +54,12 @@ bool zl_writeback(void);
 bool zl_no_opendir(void);
 /* The kernel forgets ino's attributes and asks again (no-op before the session is set). */
 void zl_inval_attr(fuse_ino_t ino);
+/*
+ * The kernel's dirty pages of ino written back through us, waited for:
+ * call from a request, without the filesystem lock.  0, or -EBUSY when
+ * one thread serves everything (-s), or a negative errno.
+ */
+int zl_write_back(fuse_ino_t ino);
 /* An entry reply (lookup, readdirplus) for the inode with these attributes. */
 void zl_entry_from_attr(const struct zattr *a, struct fuse_entry_param *e);
 

@@ -1,9 +1,9 @@
 /*
  * fuse_ioctl.c - the ioctls zlfs answers: the chattr flags (FS_IOC_GETFLAGS
  * and SETFLAGS, FS_IOC_FSGETXATTR and FSSETXATTR: flags.c), the going-down
- * ioctl (shutdown.c), FITRIM (trim.c), and F2FS's two compression queries
- * (F2FS_IOC_GET_COMPRESS_BLOCKS, F2FS_IOC_GET_COMPRESS_OPTION: cluster.c).
- * Any other: ENOTTY.
+ * ioctl (shutdown.c), FITRIM (trim.c), and F2FS's compression ioctls
+ * (get/release/reserve the blocks, get/set the option, compress and
+ * decompress a file: cluster.c).  Any other: ENOTTY.
  *
  * The kernel's FUSE passes an ioctl's argument in and out only as the
  * command's number says (restricted ioctls, FUSE_IOCTL_UNRESTRICTED
@@ -14,6 +14,7 @@
  * layer's negative errnos into replies.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/fs.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -26,43 +27,100 @@
 #include "flags.h"
 #include "cluster.h"
 
-/* F2FS's numbers (include/uapi/linux/f2fs.h): _IOR(0xf5, 17, __u64), _IOR(0xf5, 21, 2 bytes) */
-#define F2FS_IOC_GET_COMPRESS_BLOCKS 0x8008f511u
-#define F2FS_IOC_GET_COMPRESS_OPTION 0x8002f515u
+/* F2FS's compression ioctls (include/uapi/linux/f2fs.h: magic 0xf5) */
+#define F2FS_IOC_GET_COMPRESS_BLOCKS     0x8008f511u   /* _IOR(.., 17, __u64) */
+#define F2FS_IOC_RELEASE_COMPRESS_BLOCKS 0x8008f512u   /* _IOR(.., 18, __u64) */
+#define F2FS_IOC_RESERVE_COMPRESS_BLOCKS 0x8008f513u   /* _IOR(.., 19, __u64) */
+#define F2FS_IOC_GET_COMPRESS_OPTION     0x8002f515u   /* _IOR(.., 21, 2 bytes) */
+#define F2FS_IOC_SET_COMPRESS_OPTION     0x4002f516u   /* _IOW(.., 22, 2 bytes) */
+#define F2FS_IOC_DECOMPRESS_FILE         0x0000f517u   /* _IO(.., 23) */
+#define F2FS_IOC_COMPRESS_FILE           0x0000f518u   /* _IO(.., 24) */
 
-/* The compression queries, answered from the inode (a shared lock is enough). */
-static void ioctl_compr(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, size_t out_bufsz)
+static bool is_compr_ioctl(unsigned int cmd)
+{
+	return cmd == F2FS_IOC_GET_COMPRESS_BLOCKS || cmd == F2FS_IOC_RELEASE_COMPRESS_BLOCKS ||
+	       cmd == F2FS_IOC_RESERVE_COMPRESS_BLOCKS || cmd == F2FS_IOC_GET_COMPRESS_OPTION ||
+	       cmd == F2FS_IOC_SET_COMPRESS_OPTION || cmd == F2FS_IOC_DECOMPRESS_FILE ||
+	       cmd == F2FS_IOC_COMPRESS_FILE;
+}
+
+/*
+ * F2FS's compression ioctls (cluster.c has the rules).  The ones that
+ * change what is stored first have the kernel write back the file's dirty
+ * pages, as F2FS does (a page written after a release would be refused).
+ * The option calls and the (de)compress calls need a file open for
+ * writing (EBADF), as F2FS's.
+ */
+static void ioctl_compr(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, struct fuse_file_info *fi,
+			const void *in_buf, size_t in_bufsz, size_t out_bufsz)
 {
 	struct zlfs_sb *sbi = SBI(req);
+	bool query = cmd == F2FS_IOC_GET_COMPRESS_BLOCKS || cmd == F2FS_IOC_GET_COMPRESS_OPTION;
+	bool writer = fi && fi->fh == ZL_FH_WRITER;     /* (the ioctl carries no open flags) */
 	struct zinode *zi;
 	uint64_t blocks = 0;
 	uint8_t opt[2] = { 0, 0 };     /* struct f2fs_comp_option: algorithm, log_cluster_size */
-	int ret;
+	int ret = 0;
 
-	if (out_bufsz < (cmd == F2FS_IOC_GET_COMPRESS_BLOCKS ? sizeof(blocks) : sizeof(opt))) {
+	if ((cmd == F2FS_IOC_SET_COMPRESS_OPTION && in_bufsz < sizeof(opt)) ||
+	    (cmd == F2FS_IOC_GET_COMPRESS_OPTION && out_bufsz < sizeof(opt)) ||
+	    ((cmd & 0xffff0000u) == 0x80080000u && out_bufsz < sizeof(blocks))) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	zlfs_op_begin(sbi, true);
+	if ((cmd == F2FS_IOC_SET_COMPRESS_OPTION || cmd == F2FS_IOC_COMPRESS_FILE ||
+	     cmd == F2FS_IOC_DECOMPRESS_FILE) && !writer) {
+		fuse_reply_err(req, EBADF);
+		return;
+	}
+	if (cmd == F2FS_IOC_SET_COMPRESS_OPTION)
+		memcpy(opt, in_buf, sizeof(opt));
+	if ((cmd == F2FS_IOC_RELEASE_COMPRESS_BLOCKS || cmd == F2FS_IOC_COMPRESS_FILE ||
+	     cmd == F2FS_IOC_DECOMPRESS_FILE) && (ret = zl_write_back(ino))) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	zlfs_op_begin(sbi, query);
 	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi))) {
-		if (cmd == F2FS_IOC_GET_COMPRESS_BLOCKS) {
+		switch (cmd) {
+		case F2FS_IOC_GET_COMPRESS_BLOCKS:
 			ret = zlfs_cluster_saved(sbi, zi, &blocks);
-		} else if (!(zlfs_feat(sbi) & ZF_FEAT_COMPRESSION)) {
-			ret = -EOPNOTSUPP;
-		} else if (!zlfs_cluster_log(sbi, zi)) {
-			ret = -ENODATA;     /* F2FS: not a compressed file */
-		} else {
-			opt[0] = zi_raw(zi)->i_compress_algorithm;
-			opt[1] = (uint8_t)zlfs_cluster_log(sbi, zi);
+			break;
+		case F2FS_IOC_GET_COMPRESS_OPTION:
+			if (!(zlfs_feat(sbi) & ZF_FEAT_COMPRESSION)) {
+				ret = -EOPNOTSUPP;
+			} else if (!zlfs_cluster_log(sbi, zi)) {
+				ret = -ENODATA;     /* F2FS: not a compressed file */
+			} else {
+				opt[0] = zi_raw(zi)->i_compress_algorithm;
+				opt[1] = (uint8_t)zlfs_cluster_log(sbi, zi);
+			}
+			break;
+		case F2FS_IOC_SET_COMPRESS_OPTION:
+			ret = zlfs_cluster_set_option(sbi, zi, opt[0], opt[1]);
+			break;
+		case F2FS_IOC_RELEASE_COMPRESS_BLOCKS:
+		case F2FS_IOC_RESERVE_COMPRESS_BLOCKS:
+			ret = zlfs_cluster_release(sbi, zi, cmd == F2FS_IOC_RESERVE_COMPRESS_BLOCKS,
+						   &blocks);
+			break;
+		default:
+			ret = zlfs_cluster_rewrite(sbi, zi, cmd == F2FS_IOC_COMPRESS_FILE);
 		}
 	}
-	zlfs_op_end(sbi, true);
-	if (ret)
+	zlfs_op_end(sbi, query);
+	if (ret) {
 		fuse_reply_err(req, -ret);
-	else if (cmd == F2FS_IOC_GET_COMPRESS_BLOCKS)
+		return;
+	}
+	if (!query)      /* ctime, and st_blocks after a release or reserve */
+		zl_inval_attr(ino);
+	if ((cmd & 0xffff0000u) == 0x80080000u)
 		fuse_reply_ioctl(req, 0, &blocks, sizeof(blocks));
-	else
+	else if (cmd == F2FS_IOC_GET_COMPRESS_OPTION)
 		fuse_reply_ioctl(req, 0, opt, sizeof(opt));
+	else
+		fuse_reply_ioctl(req, 0, NULL, 0);
 }
 
 /*
@@ -166,7 +224,6 @@ void zl_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 	bool set = false;
 	int ret;
 
-	(void)fi;
 	zl_count(ZR_IOCTL, ino);
 	if (is_virt(ino) || (flags & FUSE_IOCTL_UNRESTRICTED)) {
 		fuse_reply_err(req, ENOTTY);
@@ -181,8 +238,8 @@ void zl_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		ioctl_fitrim(req, in_buf, in_bufsz, out_bufsz);
 		return;
 	}
-	if (cmd == F2FS_IOC_GET_COMPRESS_BLOCKS || cmd == F2FS_IOC_GET_COMPRESS_OPTION) {
-		ioctl_compr(req, ino, cmd, out_bufsz);
+	if (is_compr_ioctl(cmd)) {
+		ioctl_compr(req, ino, cmd, fi, in_buf, in_bufsz, out_bufsz);
 		return;
 	}
 	switch (cmd) {

@@ -79,6 +79,7 @@ static struct {
 	bool want_wb;         /* the writeback cache may be used */
 	bool wb;              /* INIT: it is in use */
 	bool no_opendir;      /* INIT: the kernel opens directories by itself (zl_opendir) */
+	bool single;          /* one thread serves the requests (zl_write_back cannot wait) */
 	bool finished;        /* the final checkpoint was attempted (under sbi->lock) */
 	int final_ret;        /* and its result */
 } sess = { .want_wb = true };
@@ -91,6 +92,30 @@ void zlfs_fuse_set_writeback(bool on)
 void zlfs_fuse_set_session(struct fuse_session *se)
 {
 	sess.se = se;
+}
+
+void zlfs_fuse_set_single_threaded(bool on)
+{
+	sess.single = on;
+}
+
+/*
+ * The kernel's writeback cache may hold dirty pages of ino: have them
+ * written now.  An invalidation of the inode's pages does it (the kernel
+ * writes each dirty page back first: WRITE requests, which the other
+ * threads serve) and returns once they are done.  With one thread that
+ * would wait on itself: -EBUSY.
+ */
+int zl_write_back(fuse_ino_t ino)
+{
+	int ret;
+
+	if (!sess.se || !sess.wb)
+		return 0;
+	if (sess.single)
+		return -EBUSY;
+	ret = fuse_lowlevel_notify_inval_inode(sess.se, ino, 0, 0);
+	return ret == -ENOENT ? 0 : ret;     /* not in the kernel's cache: nothing dirty */
 }
 
 bool zl_writeback(void)
@@ -545,8 +570,11 @@ static void zl_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	DOWN_REFUSE(req, parent);
 	zlfs_op_begin(sbi, false);
 	ret = do_create(sbi, req, parent, name, S_IFREG | (mode & 07777), 0, NULL, &e, &zi);
-	if (!ret)
+	if (!ret) {
 		zi->nopen++;
+		if ((fi->flags & O_ACCMODE) != O_RDONLY)
+			zi->nwrite++;     /* as zlfs_file_open counts writers */
+	}
 	zlfs_op_end(sbi, false);
 	if (ret) {
 		fuse_reply_err(req, -ret);

@@ -22,6 +22,8 @@ extern const struct fuse_lowlevel_ops zlfs_ops;
 void zlfs_fuse_set_writeback(bool on);
 /* The session, for the notifications (cache invalidations) the operations send. */
 void zlfs_fuse_set_session(struct fuse_session *se);
+/* Before the session starts: one thread serves every request (-s). */
+void zlfs_fuse_set_single_threaded(bool on);
 /* The final checkpoint, at DESTROY or after the session ends: 0 or a negative errno. */
 int zlfs_fuse_finish(struct zlfs_sb *sbi);
 

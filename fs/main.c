@@ -956,6 +956,7 @@ int main(int argc, char **argv)
 			perror("zlfs: chdir");
 	}
 	if (fopts.singlethread) {
+		zlfs_fuse_set_single_threaded(true);
 		ret = fuse_session_loop(se);
 	} else {
 		struct fuse_loop_config *cfg = fuse_loop_cfg_create();

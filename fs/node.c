@@ -854,6 +854,10 @@ static void free_data_slot(struct zlfs_sb *sbi, struct zinode *zi, zf_le32 *slot
 
 	if (a == ZF_NULL_ADDR)
 		return;
+	if (a == ZF_COMPRESS_ADDR && (ri->i_inline & ZF_COMPRESS_RELEASED)) {
+		*slot = 0;      /* a released cluster's marker: counted nowhere (F2FS's rule) */
+		return;
+	}
 	if (saved && zlfs_addr_reserved(a) && zf_le64_to_cpu(ri->i_compr_blocks))
 		ri->i_compr_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_compr_blocks) - 1);
 	if (!zlfs_addr_reserved(a))

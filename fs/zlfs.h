@@ -117,6 +117,7 @@ struct zinode {
 	struct zinode *hnext;
 	uint64_t nlookup;        /* FUSE lookup count */
 	uint32_t nopen;          /* open file handles */
+	uint32_t nwrite;         /* of those, regular files' opened for writing */
 	bool orphan;             /* on the orphan list: unlinked, still referenced */
 	struct znode *node;      /* its inode block, pinned */
 };

@@ -16,6 +16,9 @@
 #            directory; nocompress_extension wins over the directory
 #   options  bad compress_* options refused with a message; without the
 #            feature they are ignored (a note) and chattr +c is EOPNOTSUPP
+#   ioctls   F2FS_IOC_GET/RELEASE/RESERVE_COMPRESS_BLOCKS, GET/SET_COMPRESS_
+#            OPTION, COMPRESS_FILE and DECOMPRESS_FILE as the kernel answers
+#            them (counts, st_blocks, EBUSY/EPERM/EINVAL/EBADF/EFBIG)
 #   power    a compressed file fsynced, then the device's power cut under
 #            more writes: after the remount the file is whole, fsck clean
 #   gc       a tree of compressed text and random files to 80% of the
@@ -158,6 +161,89 @@ options() {
 		{ WHY="no note that the options are ignored"; return 1; }
 }
 
+# F2FS's compression ioctls through the mount, each as the kernel answers it
+ioctls() {
+	local i=$T/ioc.img out
+	img "$i" || return 1
+	mnt "$i" "$M" -o compress_extension=txt,compress_mode=user || return 1
+	cat >"$T/ioctls.py" <<'EOF'
+import errno, fcntl, os, struct, sys
+m = sys.argv[1]
+GET, REL, RES, GOPT, SOPT, DEC, COM = (0x8008F511, 0x8008F512, 0x8008F513, 0x8002F515,
+                                      0x4002F516, 0xF517, 0xF518)
+W = [b"zone ", b"log ", b"cluster ", b"f2fs\n"]
+data = b"".join(W[(i * 7) % 4] for i in range(200000))
+def io(p, cmd, mode=os.O_RDONLY, arg=None):
+    fd = os.open(p, mode)
+    try:
+        if cmd in (GET, REL, RES):
+            return struct.unpack("Q", fcntl.ioctl(fd, cmd, b"\0" * 8))[0]
+        if cmd == GOPT:
+            return tuple(fcntl.ioctl(fd, cmd, b"\0\0"))
+        if arg is not None:
+            fcntl.ioctl(fd, cmd, arg)     # (gives the buffer back)
+            return 0
+        return fcntl.ioctl(fd, cmd)
+    except OSError as e:
+        return errno.errorcode[e.errno]
+    finally:
+        os.close(fd)
+def want(what, got, exp):
+    if got != exp:
+        sys.exit("%s: %r, not %r" % (what, got, exp))
+p = os.path.join(m, "a.txt")
+with open(p, "wb") as f:
+    f.write(data)
+os.sync()
+want("saved under compress_mode=user", io(p, GET), 0)
+want("COMPRESS_FILE read-only", io(p, COM), "EBADF")
+want("COMPRESS_FILE", io(p, COM, os.O_RDWR), 0)
+os.sync()
+saved = io(p, GET)
+if not isinstance(saved, int) or saved <= 0:
+    sys.exit("nothing saved after COMPRESS_FILE: %r" % saved)
+blocks = os.stat(p).st_blocks
+fd = os.open(p, os.O_WRONLY)
+want("RELEASE with a writer open", io(p, REL), "EBUSY")
+os.close(fd)
+want("RELEASE", io(p, REL), saved)
+want("st_blocks after RELEASE", os.stat(p).st_blocks, blocks - 8 * saved)
+try:
+    open(p, "r+b")
+    sys.exit("a released file opened for writing")
+except PermissionError:
+    pass
+want("read after RELEASE", open(p, "rb").read() == data, True)
+want("RELEASE again", io(p, REL), "EINVAL")
+want("RESERVE", io(p, RES), saved)
+want("st_blocks after RESERVE", os.stat(p).st_blocks, blocks)
+want("DECOMPRESS_FILE", io(p, DEC, os.O_RDWR), 0)
+os.sync()
+want("saved after DECOMPRESS_FILE", io(p, GET), 0)
+want("read after DECOMPRESS_FILE", open(p, "rb").read() == data, True)
+want("COMPRESS_FILE again", io(p, COM, os.O_RDWR), 0)
+os.sync()
+want("RELEASE once more", io(p, REL), saved)
+os.truncate(p, 0)
+with open(p, "wb") as f:
+    f.write(b"writable once emptied")
+q = os.path.join(m, "b.txt")
+open(q, "wb").close()
+want("GET_COMPRESS_OPTION", io(q, GOPT), (1, 2))
+want("SET_COMPRESS_OPTION", io(q, SOPT, os.O_RDWR, bytes([2, 4])), 0)
+want("GET_COMPRESS_OPTION after", io(q, GOPT), (2, 4))
+with open(q, "wb") as f:
+    f.write(data)
+want("SET_COMPRESS_OPTION with data", io(q, SOPT, os.O_RDWR, bytes([1, 2])), "EFBIG")
+r = os.path.join(m, "plain.bin")
+with open(r, "wb") as f:
+    f.write(b"not compressed")
+want("GET_COMPRESS_BLOCKS of a plain file", io(r, GET), "EINVAL")
+EOF
+	out=$(python3 "$T/ioctls.py" "$M" 2>&1) || { WHY=$out; umnt "$M" "$i"; return 1; }
+	umnt "$M" "$i" && fsck_clean "$i"
+}
+
 power() {
 	local i=$T/pw.img
 	img "$i" || return 1
@@ -239,6 +325,7 @@ gc() {
 sel algs && check "each algorithm, 4- and 32-block clusters: contents, fsck, blocks saved" algs
 sel chattr && check "chattr +c / -c / +m with F2FS's rules, nocompress_extension" chattrs
 sel options && check "bad compress options refused; ignored without the feature" options
+sel ioctls && check "F2FS's compression ioctls: get/release/reserve blocks, get/set option, (de)compress a file" ioctls
 sel power && check "a fsynced compressed file survives a power cut" power
 sel gc && check "GC at 80% on a compressed tree: every byte right" gc
 finish

@@ -15,7 +15,9 @@
  * EUCLEAN and the volume's inconsistency note, never a crash, and fsck.zlfs
  * names each; a wrong i_compr_blocks is reported and repaired.  The policy: compress_extension / nocompress_extension and
  * the directory's +c / +m, chattr's rules, the mount options' ranges.
- * fsync of a compressed file checkpoints, so a crash keeps it.
+ * F2FS's release and reserve of the blocks, compressing and decompressing
+ * a file in compress_mode=user.  fsync of a compressed file checkpoints,
+ * so a crash keeps it.
  */
 #include <check.h>
 #include <errno.h>
@@ -530,6 +532,76 @@ START_TEST(test_policy)
 }
 END_TEST
 
+/*
+ * F2FS's release and reserve: the unused slots of compressed clusters go
+ * back to the share and return, i_blocks and the reserved count follow,
+ * writes are refused between; (de)compressing a file in user mode; a
+ * released file truncated to 0 is writable again.  Both fscks after each.
+ */
+START_TEST(test_release)
+{
+	char *img = volume("cluster-release.img");
+	struct zlfs_compr_opts c = { .given = true, .alg_given = true, .alg = ZF_COMPR_LZ4,
+				     .user_mode = true, .next = 1, .ext = { "*" } };
+	char err[256];
+	int ret;
+	static char src[400000];
+	uint64_t n;
+
+	text(src, sizeof(src), 9);
+	struct zlfs_sb *sbi = mount_with(img, &c, err, sizeof(err), &ret);
+	ck_assert_msg(!ret, "%s", err);
+	struct zinode *zi = mk(sbi, ZF_ROOT_INO, "r", S_IFREG | 0644);
+	ck_assert_int_eq(zlfs_file_write(sbi, zi, src, sizeof(src), 0), 0);
+	ck_assert_uint_eq(zf_le64_to_cpu(zi_raw(zi)->i_compr_blocks), 0);   /* user mode: raw */
+	ck_assert_int_eq(zlfs_cluster_release(sbi, zi, false, &n), 0);       /* nothing to give */
+	ck_assert_uint_eq(n, 0);
+	ck_assert_int_eq(zlfs_cluster_release(sbi, zi, true, &n), 0);
+	ck_assert_int_eq(zlfs_cluster_rewrite(sbi, zi, true), 0);
+	uint64_t saved = zf_le64_to_cpu(zi_raw(zi)->i_compr_blocks);
+	uint64_t blocks = zf_le64_to_cpu(zi_raw(zi)->i_blocks), rsv = sbi->reserved_blocks;
+	ck_assert_uint_gt(saved, 0);
+	ck_assert_uint_eq(rsv, saved);
+	reads_as(sbi, zi, src, sizeof(src));
+	ck_assert_int_eq(zlfs_cluster_release(sbi, zi, false, &n), 0);
+	ck_assert_uint_eq(n, saved);
+	ck_assert_uint_eq(zf_le64_to_cpu(zi_raw(zi)->i_blocks), blocks - saved);
+	ck_assert_uint_eq(zf_le64_to_cpu(zi_raw(zi)->i_compr_blocks), 0);
+	ck_assert_uint_eq(sbi->reserved_blocks, 0);
+	ck_assert_int_eq(zlfs_file_write(sbi, zi, "x", 1, 0), -EPERM);
+	ck_assert_int_eq(zlfs_file_truncate(sbi, zi, 100), -EPERM);
+	ck_assert_int_eq(zlfs_cluster_release(sbi, zi, false, &n), -EINVAL);
+	reads_as(sbi, zi, src, sizeof(src));
+	ck_assert_int_eq(zlfs_checkpoint(sbi, false), 0);
+	tu_fs_unmount(sbi);
+	fsck_both(img);
+	sbi = mount_with(img, &c, err, sizeof(err), &ret);
+	ck_assert_msg(!ret, "%s", err);
+	zi = get(sbi, "r");
+	reads_as(sbi, zi, src, sizeof(src));
+	ck_assert_int_eq(zlfs_cluster_release(sbi, zi, true, &n), 0);
+	ck_assert_uint_eq(n, saved);
+	ck_assert_uint_eq(zf_le64_to_cpu(zi_raw(zi)->i_blocks), blocks);
+	ck_assert_uint_eq(sbi->reserved_blocks, rsv);
+	ck_assert_int_eq(zlfs_cluster_rewrite(sbi, zi, false), 0);
+	ck_assert_uint_eq(zf_le64_to_cpu(zi_raw(zi)->i_compr_blocks), 0);
+	ck_assert_uint_eq(sbi->reserved_blocks, 0);
+	reads_as(sbi, zi, src, sizeof(src));
+	ck_assert_int_eq(zlfs_cluster_rewrite(sbi, zi, true), 0);
+	ck_assert_int_eq(zlfs_cluster_release(sbi, zi, false, &n), 0);
+	ck_assert_int_eq(zlfs_file_truncate(sbi, zi, 0), 0);   /* emptied: writable again */
+	ck_assert(!(zi_raw(zi)->i_inline & ZF_COMPRESS_RELEASED));
+	ck_assert_int_eq(zlfs_file_write(sbi, zi, src, 70000, 0), 0);
+	ck_assert_int_eq(zlfs_cluster_rewrite(sbi, zi, true), 0);
+	reads_as(sbi, zi, src, 70000);
+	ck_assert_int_eq(sbi->fatal, 0);
+	tu_fs_unmount(sbi);
+	fsck_both(img);
+	unlink(img);
+	free(img);
+}
+END_TEST
+
 START_TEST(test_fsync_crash)
 {
 	char *img = volume("cluster-fsync.img");
@@ -564,6 +636,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_round_trip, 0, NALG * 3);
 	tcase_add_loop_test(tc, test_crafted, 0, NCRAFT);
 	tcase_add_test(tc, test_fsck_repair);
+	tcase_add_test(tc, test_release);
 	tcase_add_test(tc, test_policy);
 	tcase_add_test(tc, test_fsync_crash);
 	suite_add_tcase(s, tc);
