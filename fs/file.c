@@ -19,6 +19,9 @@
  * symlink target past the inline area, and any fallocate, converts it
  * (the kernel's f2fs_convert_inline_inode): block 0 gets the inline bytes
  * when there were any, and the file never goes back inline.
+ * Compressed files (F2FS's COMPR_FL) are read, written and cut by whole
+ * clusters in cluster.c; here they only take the ordinary paths for what
+ * clusters do not change (fallocate's preallocation, growth).
  *
  * The operations here make room first, as F2FS's call f2fs_balance_fs:
  * zlfs_setattr, zlfs_file_open (with O_TRUNC) and zlfs_file_fallocate

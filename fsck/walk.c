@@ -7,7 +7,10 @@
  * its NAT entry, footer (nid, inode, kind, tree offset), SIT bit and SSA
  * entry; every data block by range, SIT bit, SSA back-pointer {nid,
  * ofs_in_node, version} and against blocks already owned (duplicates).
- * i_blocks is counted.  Directories are queued and their dentries checked
+ * i_blocks is counted, and the slots F2FS counts as valid without a block
+ * (NEW_ADDR, a compressed cluster's marker); a compressed file's clusters
+ * are followed and each compressed one decompressed and checked, its
+ * i_compr_blocks counted.  Directories are queued and their dentries checked
  * (name length, slots, hash, bucket position, file type against the
  * inode's mode, "." and ".."); link counts are gathered for verify.c.
  *
