@@ -337,7 +337,7 @@ static int commit(struct zlfs_sb *sbi, struct zinode *zi, struct zcl *cl, uint32
 		else if (nv == ZF_NULL_ADDR)
 			blocks--;
 		if (zlfs_addr_reserved(old))
-			sbi->reserved_blocks--;
+			zlfs_reserved_drop(sbi, 1);
 		else if (old != ZF_NULL_ADDR)
 			zlfs_invalidate_block(sbi, old);
 		if (zlfs_addr_reserved(nv))
@@ -661,7 +661,7 @@ static int relres_one(struct zlfs_sb *sbi, struct zinode *zi, struct zcl *cl, vo
 		sbi->reserved_blocks += d;
 		ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) + d);
 	} else {
-		sbi->reserved_blocks -= d;
+		zlfs_reserved_drop(sbi, d);
 		ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) - d);
 	}
 	return 0;

@@ -306,7 +306,7 @@ static int remap_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, u
 		struct zf_inode *ri = zi_raw(zi);
 		ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) + 1);
 	} else if (zlfs_addr_reserved(old)) {
-		sbi->reserved_blocks--;      /* the reservation becomes this block */
+		zlfs_reserved_drop(sbi, 1);      /* the reservation becomes this block */
 	} else {
 		zlfs_invalidate_block(sbi, old);
 	}
@@ -366,7 +366,7 @@ static void commit_blocks(struct zlfs_sb *sbi, struct zinode *zi, uint64_t first
 		if (cur == ZF_NULL_ADDR)
 			ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) + 1);
 		else if (zlfs_addr_reserved(cur))
-			sbi->reserved_blocks--;
+			zlfs_reserved_drop(sbi, 1);
 		else
 			zlfs_invalidate_block(sbi, cur);
 		*slot = zf_cpu_to_le32(addrs[i]);
@@ -696,7 +696,7 @@ static int punch_blocks(struct zlfs_sb *sbi, struct zinode *zi, uint64_t from, u
 		if (a == ZF_NULL_ADDR)
 			continue;
 		if (zlfs_addr_reserved(a))
-			sbi->reserved_blocks--;
+			zlfs_reserved_drop(sbi, 1);
 		else
 			zlfs_invalidate_block(sbi, a);
 		*slot = 0;

@@ -863,7 +863,7 @@ static void free_data_slot(struct zlfs_sb *sbi, struct zinode *zi, zf_le32 *slot
 	if (!zlfs_addr_reserved(a))
 		zlfs_invalidate_block(sbi, a);
 	else if (S_ISREG(zf_le16_to_cpu(ri->i_mode)))
-		sbi->reserved_blocks--;      /* a directory's NEW_ADDR is the block cache's */
+		zlfs_reserved_drop(sbi, 1);      /* a directory's NEW_ADDR is the block cache's */
 	*slot = 0;
 	zlfs_ext_drop(zi);
 	ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) - 1);

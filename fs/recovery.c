@@ -352,7 +352,7 @@ static int recover_slots(struct zlfs_sb *sbi, struct zrecovery *rc, struct zinod
 		else if (dest == ZF_NULL_ADDR)
 			ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) - 1);
 		if (zlfs_addr_reserved(was))
-			sbi->reserved_blocks--;
+			zlfs_reserved_drop(sbi, 1);
 		else if (was != ZF_NULL_ADDR)
 			zlfs_invalidate_block(sbi, was);
 		if (dest == ZF_NEW_ADDR)

@@ -67,6 +67,15 @@ static inline bool zlfs_addr_reserved(uint32_t a)
 {
 	return a == ZF_NEW_ADDR || a == ZF_COMPRESS_ADDR;
 }
+/*
+ * n such slots go.  The count came from the checkpoint (its valid blocks
+ * less the SIT's), which a damaged volume may have too low: it stops at 0
+ * rather than wrap (fsck.zlfs counts the slots and repairs the checkpoint).
+ */
+static inline void zlfs_reserved_drop(struct zlfs_sb *sbi, uint64_t n)
+{
+	sbi->reserved_blocks = sbi->reserved_blocks > n ? sbi->reserved_blocks - n : 0;
+}
 /* Is blkaddr a valid (in use) block of the main area, by the SIT? */
 bool zlfs_block_valid(const struct zlfs_sb *sbi, uint32_t blkaddr);
 /* Write the SIT, SSA of open segments; free and reset prefree sections (at CP). */
