@@ -17,8 +17,9 @@
  * repairs (-y) then checks again, bit 2: no mount, bit 3: no fsck); then
  * records of { u16 target, u16 offset, u8 length (1..16), bytes }: target
  * picks one of the volume's allocated blocks (superblocks, checkpoint
- * packs, SIT, NAT, SSA, nodes, dentry and data blocks), offset a byte in
- * it.  Any error is an answer; a crash, a sanitizer report or a hang is
+ * packs, SIT, NAT, SSA, nodes, dentry and data blocks; the compressed
+ * clusters' blocks weighted up to about a sixth of the picks), offset a
+ * byte in it.  Any error is an answer; a crash, a sanitizer report or a hang is
  * what the fuzzer looks for.
  *
  * Run it with -close_fd_mask=3 to silence the filesystem's and fsck's
@@ -38,6 +39,7 @@
 #include "zlfs.h"
 #include "checkpoint.h"
 #include "inode.h"
+#include "node.h"
 #include "namei.h"
 #include "file.h"
 #include "dir.h"
@@ -188,6 +190,60 @@ static void restore(void)
 	close(fd);
 }
 
+/*
+ * The blocks that hold compressed clusters (the streams of the .cz files)
+ * are few among the volume's, so each goes into the target list
+ * CLUSTER_WEIGHT times more: about a sixth of the records then craft a
+ * cluster's header or stream.  The share is said once on stderr.
+ */
+#define CLUSTER_WEIGHT 24
+static void count_cluster_targets(void)
+{
+	struct zlfs_opts o;
+	struct zlfs_sb *sbi;
+	char err[256];
+	size_t n = 0;
+
+	zlfs_opts_inprocess(&o);
+	o.ro = true;
+	if (zlfs_mount(img, &o, &sbi, err, sizeof(err)))
+		return;
+	zlfs_lock(sbi);
+	static const char *names[] = { "c0.cz", "c1.cz", "c2.cz", "c3.cz" };
+	for (size_t f = 0; f < sizeof(names) / sizeof(names[0]); f++) {
+		struct zinode *d, *zi;
+		uint32_t ino;
+		uint8_t ft;
+		if (zlfs_dir_iget(sbi, ZF_ROOT_INO, &d) ||
+		    zlfs_dir_lookup(sbi, d, names[f], strlen(names[f]), &ino, &ft) ||
+		    zlfs_iget(sbi, ino, &zi))
+			continue;
+		bool in = false;
+		for (uint64_t b = 0; b < 32; b++) {
+			struct znode *dn;
+			unsigned int ofs, nr;
+			if (zlfs_get_dnode(sbi, zi, b, false, &dn, &ofs))
+				break;
+			uint32_t a = zf_le32_to_cpu(zlfs_dnode_addrs(sbi, dn, &nr)[ofs]);
+			if (!(b & ((1u << zf_cluster_log(zi_raw(zi), zlfs_feat(sbi))) - 1)))
+				in = a == ZF_COMPRESS_ADDR;
+			if (!in || a == ZF_COMPRESS_ADDR || a == ZF_NEW_ADDR || a == ZF_NULL_ADDR)
+				continue;
+			targets = realloc(targets, (ntargets + CLUSTER_WEIGHT) * sizeof(*targets));
+			if (!targets)
+				die("targets");
+			for (int w = 0; w < CLUSTER_WEIGHT; w++)
+				targets[ntargets++] = a;
+			n += CLUSTER_WEIGHT;
+		}
+	}
+	zlfs_unlock(sbi);
+	zlfs_unmount(sbi);
+	fprintf(stderr, "fuzz_volume: %zu targets to craft, %zu of them compressed clusters' "
+		"blocks (%.1f%% of the records)\n", ntargets, n,
+		ntargets ? 100.0 * (double)n / (double)ntargets : 0);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -216,6 +272,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		die("mkfs.zlfs");
 	populate();
 	snapshot();
+	count_cluster_targets();
 	return 0;
 }
 

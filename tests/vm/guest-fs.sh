@@ -684,8 +684,8 @@ with open(os.path.join(r, tag + "-tail.txt"), "ab") as f:
 os.truncate(os.path.join(r, tag + "-cdir", "inside"), 500001)
 EOF2
 }
-# compr_record DIR OUT: per file: path, md5, i_compr_blocks (F2FS's
-# GET_COMPRESS_BLOCKS; -1 when the file is not compressed), after a sync:
+# compr_record DIR OUT: per file: path, md5, st_blocks, i_compr_blocks
+# (F2FS's GET_COMPRESS_BLOCKS; -1 when the file is not compressed), after a sync:
 # both compress a cluster when it is written back, not at write(2)
 compr_record() {
 	sync
@@ -704,7 +704,7 @@ for d, dirs, files in sorted(os.walk(r)):
         except OSError:
             c = -1
         os.close(fd)
-        print(os.path.relpath(p, r), h, "saved=%d" % c)
+        print(os.path.relpath(p, r), h, "blocks=%d" % os.stat(p).st_blocks, "saved=%d" % c)
 EOF2
 }
 # compr_same A B: two records agree
