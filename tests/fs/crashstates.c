@@ -35,8 +35,11 @@
  * write / fsync, rename over a file then fsync, link and unlink, truncate
  * up and down, fallocate and punch, directory fsync, many small files,
  * large appends, overwrites in the middle, an unlinked open file (orphan),
- * and "gc": the same on a volume filled so foreground and background GC
- * move blocks while it runs.
+ * "gc": the same on a volume filled so foreground and background GC
+ * move blocks while it runs; and "compressed": the mixed one with every
+ * file compressed (F2FS's compression, each algorithm and cluster sizes of
+ * 4 to 16 blocks by seed; no punching, which F2FS refuses there; fsync
+ * checkpoints).  The volume has the compression feature for all of them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -72,6 +75,13 @@
 
 static const char *dir_names[NDIRS] = { "", "d0", "d1" };
 static int verbose;
+/*
+ * The "compressed" workload: mounts take compress_extension=* (every new
+ * file compressed, the algorithm and cluster size from the seed), and
+ * punching, which F2FS refuses on compressed files, is left out.
+ */
+static bool compressed;
+static unsigned int compr_alg, compr_log;
 
 /* ---- content ------------------------------------------------------------------- */
 
@@ -84,16 +94,22 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 33);
 }
 
-/* Block `blk` of file `id`, version `ver`: header then a derived body. */
+/*
+ * Block `blk` of file `id`, version `ver`: header then a derived body, in
+ * runs of 64 bytes that repeat one derived word: still told apart from any
+ * other block, and compressible, so the "compressed" workload's clusters
+ * are stored compressed.
+ */
 static void gen_block(uint8_t *b, uint32_t id, uint32_t blk, uint32_t ver)
 {
 	uint32_t h[4] = { MAGIC, id, blk, ver };
-	uint64_t s = mix(((uint64_t)id << 40) ^ ((uint64_t)blk << 20) ^ ver);
+	uint64_t s = mix(((uint64_t)id << 40) ^ ((uint64_t)blk << 20) ^ ver), w = 0;
 
 	memcpy(b, h, sizeof(h));
 	for (size_t i = sizeof(h); i < ZF_BLKSIZE; i += 8) {
-		s = mix(s + i);
-		memcpy(b + i, &s, 8);
+		if (i % 64 == sizeof(h))
+			w = mix(s + i);
+		memcpy(b + i, &w, 8);
 	}
 }
 
@@ -565,6 +581,8 @@ static int step_mixed(struct fs *fs, int k, bool small)
 		uint64_t len = (1 + rnd(m) % 32) * ZF_BLKSIZE;
 		int mode = (rnd(m) & 1) ? FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
 					: ((rnd(m) & 1) ? FALLOC_FL_KEEP_SIZE : 0);
+		if (compressed)
+			mode &= ~FALLOC_FL_PUNCH_HOLE;
 		int ret = op_fallocate(fs, i, mode, off, len);
 		return ret ? ret : op_fsync(fs, i, false);
 	}
@@ -593,13 +611,15 @@ struct workload {
 	bool small;              /* small files only */
 	bool gc;                 /* fill first; GC on */
 	bool overwrite;          /* overwrites in the middle of big synced files, fsync each */
+	bool compressed;         /* every new file compressed (compress_extension=*) */
 };
 
 static const struct workload workloads[] = {
-	{ "mixed", 60, false, false, false },
-	{ "small", 120, true, false, false },
-	{ "gc", 50, false, true, false },
-	{ "overwrite", 60, false, false, true },
+	{ "mixed", 60, false, false, false, false },
+	{ "small", 120, true, false, false, false },
+	{ "gc", 50, false, true, false, false },
+	{ "overwrite", 60, false, false, true, false },
+	{ "compressed", 60, false, false, false, true },
 };
 
 /* "overwrite": files 0..NBIG-1 of BIGBLK blocks (version 1), made and synced by setup */
@@ -712,6 +732,14 @@ static int mount_spec(const char *spec, bool gc, struct zlfs_sb **sbi, char *err
 	zlfs_disp_opts_default(&o.disp);
 	zlfs_gc_opts_default(&o.gc);
 	o.fsync_cp = getenv("CRASHSTATES_FSYNC_CP") != NULL;   /* compare with checkpoints */
+	if (compressed) {
+		o.compr.given = o.compr.alg_given = true;
+		o.compr.alg = (uint8_t)compr_alg;
+		o.compr.log = (uint8_t)compr_log;
+		o.compr.chksum = compr_alg & 1;
+		o.compr.next = 1;
+		strcpy(o.compr.ext[0], "*");
+	}
 	if (gc) {
 		o.gc.mode = ZLFS_GC_URGENT;
 		o.gc.idle_ms = 0;
@@ -1185,7 +1213,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "crashstates: cannot create %s: %s\n", base, zlfs_zdev_errmsg());
 		return 1;
 	}
-	snprintf(cmd, sizeof(cmd), "'%s' -f '%s' >/dev/null", mkfs, base);
+	/* the compression feature: the "compressed" workload's files (the rest have none) */
+	snprintf(cmd, sizeof(cmd), "'%s' -f -O compression '%s' >/dev/null", mkfs, base);
 	if (system(cmd)) {
 		fprintf(stderr, "crashstates: mkfs failed\n");
 		return 1;
@@ -1198,6 +1227,9 @@ int main(int argc, char **argv)
 		const struct workload *wl = &workloads[w];
 		if (only && strcmp(only, wl->name))
 			continue;
+		compressed = wl->compressed;
+		compr_alg = 1;
+		compr_log = 2;
 		if (copy_image(base, wbase) || prepare(wbase, wl, why, sizeof(why))) {
 			printf("crashstates: FAIL %s: cannot prepare the volume: %s\n", wl->name, why);
 			return 1;
@@ -1207,6 +1239,8 @@ int main(int argc, char **argv)
 		for (unsigned long s = 0; s < per; ) {
 			/* one seed: a dry run, then its crash states */
 			uint64_t wseed = seed * 1000003 + w * 7919 + s, writes = 0, moved = 0;
+			compr_alg = (unsigned int)(wseed % 4);          /* lzo, lz4, zstd, lzo-rle */
+			compr_log = 2 + (unsigned int)(wseed / 4 % 3);  /* 4, 8 or 16 blocks */
 			static uint64_t flush_pts[4096];
 			uint32_t nflush = 0;
 			if (copy_image(wbase, img)) {
