@@ -640,7 +640,8 @@ features() {
 # compress_extension=txt: TAG-text.txt (2 MiB of text), TAG-rand.txt
 # (random), TAG-plain.bin (text, not compressed), TAG-tail.txt (its last
 # cluster partial), TAG-cdir (chattr +c through FS_IOC_SETFLAGS) with a
-# text file in it; written 256 KiB at a time
+# text file in it, TAG-falloc.bin (1 MiB preallocated, 10,000 bytes written
+# in it); written 256 KiB at a time
 compr_tree() {
 	python3 - "$1" "$2" <<'EOF2'
 import fcntl, os, random, struct, sys
@@ -667,6 +668,12 @@ fl = struct.unpack("i", fcntl.ioctl(fd, 0x80086601, b"\0" * 4))[0]     # FS_IOC_
 fcntl.ioctl(fd, 0x40086602, struct.pack("i", fl | 0x4))                 # SETFLAGS +c
 os.close(fd)
 put(tag + "-cdir/inside", text(1 << 20, 5))
+# preallocated (the kernel's fallocate leaves NEW_ADDR slots, counted as valid blocks), then
+# partly written
+fd = os.open(os.path.join(r, tag + "-falloc.bin"), os.O_CREAT | os.O_WRONLY, 0o644)
+os.posix_fallocate(fd, 0, 1 << 20)
+os.pwrite(fd, text(10000, 6), 100000)
+os.close(fd)
 EOF2
 }
 # compr_changes DIR TAG: the second writer: overwrites inside clusters of
