@@ -139,7 +139,20 @@ void virt_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi
 		return;
 	}
 	size_t n = v->len - (size_t)off < size ? v->len - (size_t)off : size;
-	fuse_reply_buf(req, v->text + off, n);
+	/*
+	 * Replied from a copy: once the kernel has the reply it may send
+	 * RELEASE, which another thread serves (freeing v) while this one is
+	 * still returning from the reply's writev (where ASan reads the
+	 * buffer again).
+	 */
+	char *copy = malloc(n);
+	if (!copy) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	memcpy(copy, v->text + off, n);
+	fuse_reply_buf(req, copy, n);
+	free(copy);
 }
 
 void virt_release(fuse_req_t req, struct fuse_file_info *fi)
