@@ -76,6 +76,16 @@ static bool is_data(uint32_t a)
 	return a != ZF_NULL_ADDR && a != ZF_NEW_ADDR && a != ZF_COMPRESS_ADDR;
 }
 
+/* compressed and k, from the slots: the marker, then the run of blocks after it */
+static void derive(struct zcl *cl)
+{
+	cl->compressed = cl->slot[0] == ZF_COMPRESS_ADDR;
+	cl->k = 0;
+	if (cl->compressed)
+		while (cl->k + 1 < cl->n && is_data(cl->slot[cl->k + 1]))
+			cl->k++;
+}
+
 /*
  * Load and check the slots of the cluster from block `start`.  alloc
  * makes its node when missing (writes); without, a missing node is a
@@ -103,10 +113,7 @@ static int load(struct zlfs_sb *sbi, struct zinode *zi, uint64_t start, unsigned
 				    (unsigned long long)start);
 	for (i = 0; i < cl->n; i++)
 		cl->slot[i] = zf_le32_to_cpu(a[cl->ofs + i]);
-	cl->compressed = cl->slot[0] == ZF_COMPRESS_ADDR;
-	if (cl->compressed)
-		while (cl->k + 1 < cl->n && is_data(cl->slot[cl->k + 1]))
-			cl->k++;
+	derive(cl);
 	/* F2FS's f2fs_sanity_check_cluster, and every address inside the main area and in use */
 	for (i = 0; i < cl->n; i++) {
 		uint32_t s = cl->slot[i];
@@ -345,11 +352,7 @@ static int commit(struct zlfs_sb *sbi, struct zinode *zi, struct zcl *cl, uint32
 		a[i] = zf_cpu_to_le32(nv);
 		cl->slot[i] = nv;
 	}
-	cl->compressed = cl->slot[0] == ZF_COMPRESS_ADDR;
-	cl->k = 0;
-	if (cl->compressed)
-		while (cl->k + 1 < cl->n && is_data(cl->slot[cl->k + 1]))
-			cl->k++;
+	derive(cl);
 	ri = zi_raw(zi);
 	ri->i_blocks = zf_cpu_to_le64(blocks);
 	ri->i_compr_blocks = zf_cpu_to_le64(saved + compr_contrib(cl, rel));

@@ -36,6 +36,13 @@
 #define F2FS_IOC_DECOMPRESS_FILE         0x0000f517u   /* _IO(.., 23) */
 #define F2FS_IOC_COMPRESS_FILE           0x0000f518u   /* _IO(.., 24) */
 
+/* Those that give a __u64 back (a count of blocks). */
+static bool gives_count(unsigned int cmd)
+{
+	return cmd == F2FS_IOC_GET_COMPRESS_BLOCKS || cmd == F2FS_IOC_RELEASE_COMPRESS_BLOCKS ||
+	       cmd == F2FS_IOC_RESERVE_COMPRESS_BLOCKS;
+}
+
 static bool is_compr_ioctl(unsigned int cmd)
 {
 	return cmd == F2FS_IOC_GET_COMPRESS_BLOCKS || cmd == F2FS_IOC_RELEASE_COMPRESS_BLOCKS ||
@@ -64,7 +71,7 @@ static void ioctl_compr(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, struct
 
 	if ((cmd == F2FS_IOC_SET_COMPRESS_OPTION && in_bufsz < sizeof(opt)) ||
 	    (cmd == F2FS_IOC_GET_COMPRESS_OPTION && out_bufsz < sizeof(opt)) ||
-	    ((cmd & 0xffff0000u) == 0x80080000u && out_bufsz < sizeof(blocks))) {
+	    (gives_count(cmd) && out_bufsz < sizeof(blocks))) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
@@ -115,7 +122,7 @@ static void ioctl_compr(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, struct
 	}
 	if (!query)      /* ctime, and st_blocks after a release or reserve */
 		zl_inval_attr(ino);
-	if ((cmd & 0xffff0000u) == 0x80080000u)
+	if (gives_count(cmd))
 		fuse_reply_ioctl(req, 0, &blocks, sizeof(blocks));
 	else if (cmd == F2FS_IOC_GET_COMPRESS_OPTION)
 		fuse_reply_ioctl(req, 0, opt, sizeof(opt));

@@ -296,7 +296,7 @@ START_TEST(test_round_trip)
 }
 END_TEST
 
-/* The address in slot `slot` of zi's cluster at block `start`. */
+/* The slot of zi's file block blk. */
 static uint32_t slot_of(struct zlfs_sb *sbi, struct zinode *zi, uint64_t blk)
 {
 	struct znode *dn;
