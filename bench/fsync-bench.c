@@ -22,14 +22,17 @@
  * --status PATH: a file of key=value lines (zlfs's MNT/.zlfs/status), read
  * before and after the timed loop; the differences of checkpoints,
  * node_blocks_written, user_blocks_written, disp_dispatched (device
- * commands) and disp_retries are reported per pair.
+ * commands) and disp_retries are reported per pair, and the time line:
+ * µs per pair in each stage of zlfs's WRITE and FSYNC (tl_*_us, from the
+ * status file's *_ns sums; tl_outside_us is what is left of the mean pair:
+ * the kernel, FUSE's round trips and requests other than those two).
  * --blkstat PATH: a block device's /sys/block/NAME/stat, read likewise; the
  * difference of its completed flush requests (field 16) per pair.
  *
  * The last line is exactly:
  *   ops=N secs=S iops=N lat_p50_us=N lat_p99_us=N lat_max_us=N lat_mean_us=N
  *   [ckpt_per_op=X node_per_op=X data_per_op=X cmd_per_op=X retry_per_op=X]
- *   [flush_per_op=X]
+ *   [flush_per_op=X] [tl_STAGE_us=X ... tl_outside_us=X]
  * with the latency of each pwrite + fsync pair (nearest-rank percentiles).
  */
 #include <errno.h>
@@ -106,9 +109,22 @@ static void write_sync(int fd, const unsigned char *buf, uint64_t bs, uint64_t o
 		die("fsync");
 }
 
+/* zlfs's WRITE and FSYNC time line: sums in ns in its status file */
+static const char *const tl_keys[] = {
+	"write_total_ns", "write_data_io_ns", "fsync_total_ns", "fsync_lock_ns",
+	"fsync_prep_ns", "fsync_node_io_ns", "fsync_flush_ns", "dev_host_sync_ns",
+};
+static const char *const tl_names[] = {
+	"write", "write_io", "fsync", "fsync_lock", "fsync_prep", "fsync_node_io",
+	"fsync_flush", "host_sync",
+};
+#define NR_TL (sizeof(tl_keys) / sizeof(tl_keys[0]))
+
 struct counters {
 	bool ok;
 	uint64_t ckpt, node, data, cmds, retries;
+	uint64_t tl[NR_TL];
+	bool have_tl;
 };
 
 static void read_status(const char *path, struct counters *c)
@@ -131,6 +147,13 @@ static void read_status(const char *path, struct counters *c)
 			c->cmds = v;
 		else if (sscanf(line, "disp_retries=%llu", &v) == 1)
 			c->retries = v;
+		for (size_t k = 0; k < NR_TL; k++) {
+			size_t kl = strlen(tl_keys[k]);
+			if (!strncmp(line, tl_keys[k], kl) && line[kl] == '=') {
+				c->tl[k] = strtoull(line + kl + 1, NULL, 10);
+				c->have_tl = true;
+			}
+		}
 	}
 	fclose(f);
 }
@@ -308,6 +331,18 @@ int main(int argc, char **argv)
 		       (double)(after.retries - before.retries) / (double)n);
 	if (fl0 >= 0 && fl1 >= 0)
 		printf(" flush_per_op=%.3f", (double)(fl1 - fl0) / (double)n);
+	if (before.have_tl && after.have_tl) {
+		/* the time line: µs per pair in each stage; fuse_us is the rest of a
+		 * pair's mean, spent outside zlfs's WRITE and FSYNC handlers */
+		double in = 0;
+		for (size_t k = 0; k < NR_TL; k++) {
+			double us = (double)(after.tl[k] - before.tl[k]) / (double)n / 1e3;
+			printf(" tl_%s_us=%.1f", tl_names[k], us);
+			if (k == 0 || k == 2)
+				in += us;
+		}
+		printf(" tl_outside_us=%.1f", sum / (double)n / 1e3 - in);
+	}
 	printf("\n");
 	free(lat);
 	free(buf);

@@ -37,9 +37,14 @@
 #   each of them mounted -o fsync=rollforward (the default: fsync writes the
 #     file's node blocks with the fsync mark and one flush, rolled forward at
 #     mount) and -o fsync=checkpoint (a whole checkpoint per fsync).
+#   zlfs image, shortpath=0: the same with every device command through
+#     io_uring and its completion thread (the path before the short path:
+#     the before-and-after of one run).
 #   ext4 loop: mkfs.ext4 (defaults, inode tables and journal initialised at
 #     mkfs) on a 4 GiB sparse file in the same directory, losetup (buffered,
 #     the default), mount with default options (data=ordered, barriers).
+#   fuse2fs: the same ext4 image made afresh, mounted by fuse2fs (Debian's,
+#     libfuse 2, its defaults); its fsync ends in an fsync of the image.
 #
 # Durability.  zlfs: fsync returns after the device flush it issues has
 # completed.  On an image the emulated device's flush (fs/blk/zemu.c,
@@ -62,7 +67,7 @@
 # zlfs's checkpoints (1 while fsync checkpoints, near 0 once roll-forward
 # fsync does not) and cmds/op the device commands its dispatcher issued
 # (disp_dispatched; flushes included); flush/op, ext4's flushes as above.
-# Expect about (5 + 2) s x 5 configurations per round.
+# Expect about (5 + 2) s x 7 configurations per round.
 set -eu
 B=${1:?usage: bash bench/fsync.sh BUILD_DIR [ROUNDS]}
 R=${2:-3}
@@ -127,15 +132,18 @@ median() {
 }
 
 UFS="queues=1,qd=32,lat_us=100,hibernate_ms=2"
-NAMES=(rf-img cp-img rf-ufs cp-ufs ext4)
+NAMES=(rf-img ring-img cp-img rf-ufs cp-ufs ext4 fuse2fs)
 declare -A LABEL=(
 	[rf-img]="zlfs fsync=rollforward | image on disk"
+	[ring-img]="zlfs fsync=rollforward, shortpath=0 | image on disk"
 	[cp-img]="zlfs fsync=checkpoint | image on disk"
 	[rf-ufs]="zlfs fsync=rollforward | UFS model"
 	[cp-ufs]="zlfs fsync=checkpoint | UFS model"
 	[ext4]="kernel ext4 | loop on a file on disk"
+	[fuse2fs]="fuse2fs | ext4 image file on disk"
 )
-declare -A IOPS P50 P99 CKPT CMDS FLUSH
+TL_STAGES="write write_io fsync fsync_node_io fsync_flush host_sync outside"
+declare -A IOPS P50 P99 CKPT CMDS FLUSH TL
 
 # The images are made once (the one on disk --thick: every block written,
 # so the host filesystem allocates nothing while zlfs writes, as ext4's
@@ -161,6 +169,26 @@ run_zlfs() {  # IMAGE-DIR SIZE ZONE CONV SPEC-SUFFIX FSYNC-MODE
 	umount_zlfs
 }
 
+run_fuse2fs() {
+	local img=$DIR/ext4.img
+	rm -f "$img"
+	truncate -s 4G "$img"
+	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$img"
+	sync
+	fuse2fs "$img" "$MNT" -f >"$DIR/fuse2fs.log" 2>&1 &
+	PID=$!
+	local i
+	for ((i = 0; i < 100; i++)); do
+		mountpoint -q "$MNT" && break
+		kill -0 "$PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	mountpoint -q "$MNT" || { echo "fsync.sh: fuse2fs did not mount:" >&2; cat "$DIR/fuse2fs.log" >&2; exit 1; }
+	"$FSB" "$MNT/f" --seconds "$SECS" | tail -1 >"$DIR/line"
+	umount_zlfs
+	rm -f "$img"
+}
+
 run_ext4() {
 	local img=$DIR/ext4.img
 	rm -f "$img"
@@ -184,10 +212,12 @@ for ((r = 1; r <= R; r++)); do
 		rm -f "$DIR/line"
 		case $n in
 		rf-img) run_zlfs "$DIR" 4G 64M 8 "" rollforward ;;
+		ring-img) run_zlfs "$DIR" 4G 64M 8 "?shortpath=0" rollforward ;;
 		cp-img) run_zlfs "$DIR" 4G 64M 8 "" checkpoint ;;
 		rf-ufs) run_zlfs "$SHM" 2G 64M 4 "?$UFS" rollforward ;;
 		cp-ufs) run_zlfs "$SHM" 2G 64M 4 "?$UFS" checkpoint ;;
 		ext4) run_ext4 ;;
+		fuse2fs) run_fuse2fs ;;
 		esac
 		line=$(cat "$DIR/line")
 		[ -n "$(field "$line" iops)" ] || { echo "fsync.sh: $n: no result" >&2; exit 1; }
@@ -198,6 +228,7 @@ for ((r = 1; r <= R; r++)); do
 		CKPT[$n]+=" $(field "$line" ckpt_per_op)"
 		CMDS[$n]+=" $(field "$line" cmd_per_op)"
 		FLUSH[$n]+=" $(field "$line" flush_per_op)"
+		for st in $TL_STAGES; do TL[$n.$st]+=" $(field "$line" "tl_${st}_us")"; done
 	done
 done
 
@@ -233,7 +264,24 @@ echo "Image on disk: zlfs-zdev 4 GiB --thick, 64 MiB zones, 8 conventional, in $
 	"Per write+fsync: ckpt/op zlfs checkpoints, cmds/op device commands zlfs's dispatcher issued," \
 	"flush/op flushes the loop device completed."
 echo
+echo "zlfs's time line, µs per write+fsync pair (medians; from MNT/.zlfs/status: the WRITE and FSYNC"
+echo "handlers from arrival to reply, inside them the data write, the node writes and the flush;"
+echo "host sync: the device's flushes as the image backend timed them; outside: the rest of a pair,"
+echo "in the kernel, FUSE's round trips and other requests):"
+echo
+echo "| configuration | WRITE | data write | FSYNC | node writes | flush | host sync | outside |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+for n in rf-img ring-img rf-ufs; do
+	row="| ${LABEL[$n]%% |*}, ${LABEL[$n]#*| }"
+	for st in $TL_STAGES; do row+=" | $(med "${TL[$n.$st]}")"; done
+	echo "$row |"
+done
+echo
 ratio() { awk -v a="$2" -v b="$3" -v l="$1" 'BEGIN { printf "%s = %.2fx\n", l, a / b }'; }
 ratio "IOPS rollforward/checkpoint, image on disk" "${MED[rf-img]}" "${MED[cp-img]}"
 ratio "IOPS rollforward/ext4-loop, image on disk" "${MED[rf-img]}" "${MED[ext4]}"
+ratio "IOPS rollforward/fuse2fs, image on disk" "${MED[rf-img]}" "${MED[fuse2fs]}"
+ratio "IOPS rollforward shortpath=1/shortpath=0, image on disk" "${MED[rf-img]}" "${MED[ring-img]}"
+awk -v a="$(med "${P50[rf-img]}")" -v b="$(med "${P50[ext4]}")" \
+	'BEGIN { printf "p50 latency rollforward/ext4-loop, image on disk = %.2fx\n", a / b }'
 ratio "IOPS rollforward/checkpoint, UFS model" "${MED[rf-ufs]}" "${MED[cp-ufs]}"

@@ -414,6 +414,7 @@ int zlfs_read_blocks_unlocked(struct zlfs_sb *sbi, void **bufs, const uint32_t *
 int zlfs_write_unlocked(struct zlfs_sb *sbi, void **bufs, uint32_t *addrs, uint32_t n,
 			uint8_t prio)
 {
+	uint64_t t0 = zlfs_mono_ns();
 	int ret;
 
 	struct zlfs_wbatch *wb = zlfs_write_submit(sbi, bufs, addrs, n, prio);
@@ -421,6 +422,8 @@ int zlfs_write_unlocked(struct zlfs_sb *sbi, void **bufs, uint32_t *addrs, uint3
 	zlfs_unlock(sbi);
 	ret = zlfs_write_wait(sbi, wb);
 	zlfs_lock(sbi);
+	if (prio == ZLFS_PRIO_BE)    /* a user's write (GC's go at idle priority) */
+		sbi->st.write_io_ns += zlfs_mono_ns() - t0;
 	sbi->data_unflushed = true;
 	if (!--sbi->io_inflight)
 		pthread_cond_broadcast(&sbi->io_cv);

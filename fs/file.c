@@ -1004,6 +1004,7 @@ int zlfs_file_fsync(struct zlfs_sb *sbi, struct zinode *zi, bool datasync)
 	int ret;
 
 	(void)datasync;     /* the inode goes too: size and block count may have changed */
+	uint64_t t0 = zlfs_mono_ns();
 	if (sbi->fatal)
 		return -EIO;
 	if (sbi->ro || !sbi->dirty)
@@ -1019,5 +1020,6 @@ int zlfs_file_fsync(struct zlfs_sb *sbi, struct zinode *zi, bool datasync)
 	 * before the nodes that point at it.
 	 */
 	bool data_first = !sbi->lay.zoned || sbi->lay.main_zone < sbi->lay.nr_conv;
+	sbi->st.fsync_prep_ns += zlfs_mono_ns() - t0;
 	return zlfs_node_fsync(sbi, zi->ino, data_first);
 }

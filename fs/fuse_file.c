@@ -189,6 +189,7 @@ void zl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_
 	/* a compressed file may rewrite whole clusters at both ends (cluster.c) */
 	uint64_t more = (zlfs_feat(sbi) & ZF_FEAT_COMPRESSION) ? 2u << ZF_COMPR_LOG_MAX : 0;
 	bool low = false;
+	uint64_t t0 = zlfs_mono_ns();
 	int ret;
 
 	zl_count(ZR_WRITE, ino);
@@ -215,6 +216,8 @@ void zl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_
 		sbi->st.wb_lost_writes++;   /* the reserve fell short: README says when */
 	low = fi->writepage && zl_wb_gated(sbi);
 	zlfs_op_end(sbi, false);
+	ZLFS_COUNT_ADD(sbi, write_n, 1);
+	ZLFS_COUNT_ADD(sbi, write_ns, zlfs_mono_ns() - t0);
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
@@ -227,6 +230,7 @@ void zl_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_inf
 {
 	struct zlfs_sb *sbi = SBI(req);
 	struct zinode *zi;
+	uint64_t t0 = zlfs_mono_ns();
 	int ret;
 
 	(void)fi;
@@ -237,9 +241,12 @@ void zl_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_inf
 		return;
 	}
 	zlfs_op_begin(sbi, false);
+	sbi->st.fsync_lock_ns += zlfs_mono_ns() - t0;
 	if (!(ret = zlfs_iget(sbi, to_ino(ino), &zi)))
 		ret = zlfs_file_fsync(sbi, zi, datasync != 0);
 	zlfs_op_end(sbi, false);
+	ZLFS_COUNT_ADD(sbi, fsync_n, 1);
+	ZLFS_COUNT_ADD(sbi, fsync_ns, zlfs_mono_ns() - t0);
 	fuse_reply_err(req, ret ? (ret == -ENOSPC ? ENOSPC : EIO) : 0);
 }
 

@@ -65,13 +65,6 @@ struct gcb {
 	uint32_t naddr;         /* data: where it goes */
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- options ------------------------------------------------------------------------ */
 
 void zlfs_gc_opts_default(struct zlfs_gc_opts *o)
@@ -478,7 +471,7 @@ static void gc_begin(struct zlfs_sb *sbi, bool fg)
 
 static void gc_end(struct zlfs_sb *sbi, uint64_t t0)
 {
-	sbi->st.gc_ns += now_ns() - t0;
+	sbi->st.gc_ns += zlfs_mono_ns() - t0;
 	sbi->gc_busy = false;
 	pthread_cond_broadcast(&sbi->gc_cv);
 }
@@ -497,7 +490,7 @@ int zlfs_balance(struct zlfs_sb *sbi, uint64_t blocks)
 	if (sbi->fatal || sbi->ro || enough_free(sbi, blocks))
 		return 0;
 	gc_begin(sbi, true);
-	uint64_t t0 = now_ns();
+	uint64_t t0 = zlfs_mono_ns();
 	uint32_t stalls = 0, passes = 0;
 	while (!enough_free(sbi, blocks)) {
 		if (sbi->fatal) {
@@ -607,7 +600,7 @@ static void *gc_main(void *arg)
 		if (sbi->dirty && sbi->gco.cp_interval_ms &&
 		    zlfs_now_ms() - sbi->last_cp_ms >= sbi->gco.cp_interval_ms) {
 			gc_begin(sbi, false);
-			uint64_t t0 = now_ns();
+			uint64_t t0 = zlfs_mono_ns();
 			zlfs_checkpoint(sbi, false);   /* the periodic one (F2FS's cp_interval) */
 			gc_end(sbi, t0);
 			continue;
@@ -633,14 +626,14 @@ static void *gc_main(void *arg)
 			sbi->gc_bg_victim = NO_VICTIM;
 			if (sbi->prefree_secs) {
 				gc_begin(sbi, false);
-				uint64_t t0 = now_ns();
+				uint64_t t0 = zlfs_mono_ns();
 				zlfs_checkpoint(sbi, false);
 				gc_end(sbi, t0);
 			}
 			continue;
 		}
 		gc_begin(sbi, false);
-		uint64_t t0 = now_ns();
+		uint64_t t0 = zlfs_mono_ns();
 		uint32_t moved;
 		int ret = gc_section(sbi, v, true, &moved);
 		if (ret == -EAGAIN) {

@@ -589,14 +589,18 @@ int zlfs_node_fsync(struct zlfs_sb *sbi, uint32_t ino, bool data_first)
 		ret = -ENOSPC;
 		goto out;
 	}
+	uint64_t t0 = zlfs_mono_ns(), t1;
 	if (data_first && sbi->data_unflushed && (ret = zlfs_disp_flush(sbi->disp)))
 		goto out;
 	if ((ret = zlfs_write_nodes(sbi, v, cnt)))
 		goto out;
+	t1 = zlfs_mono_ns();
+	sbi->st.fsync_node_ns += t1 - t0;
 	for (uint32_t i = 0; i < cnt; i++)
 		mark_clean(sbi, v[i]);
 	if ((ret = zlfs_disp_flush(sbi->disp)))
 		goto out;
+	sbi->st.fsync_flush_ns += zlfs_mono_ns() - t1;
 	sbi->data_unflushed = false;
 	sbi->nat[ino].flags |= ZNAT_FSYNCED;
 	sbi->rf_blocks += cnt;

@@ -137,6 +137,18 @@ int zlfs_stats_status(struct zlfs_sb *sbi, const struct zlfs_req_count *reqs, si
 	put(&b, "wb_gate_refusals=%llu\n",
 	    (unsigned long long)__atomic_load_n(&c->wb_gate_refusals, __ATOMIC_RELAXED));
 	put(&b, "wb_lost_writes=%llu\n", (unsigned long long)c->wb_lost_writes);
+	/* the WRITE and FSYNC time line (zlfs.h): sums in ns */
+#define TL(key, f) put(&b, key "=%llu\n", (unsigned long long)__atomic_load_n(&c->f, __ATOMIC_RELAXED))
+	TL("fsync_reqs", fsync_n);
+	TL("fsync_lock_ns", fsync_lock_ns);
+	TL("fsync_prep_ns", fsync_prep_ns);
+	TL("fsync_node_io_ns", fsync_node_ns);
+	TL("fsync_flush_ns", fsync_flush_ns);
+	TL("fsync_total_ns", fsync_ns);
+	TL("write_reqs", write_n);
+	TL("write_data_io_ns", write_io_ns);
+	TL("write_total_ns", write_ns);
+#undef TL
 	/* 0, or the negative errno of the device error that made the volume read-only */
 	put(&b, "device_error=%d\n", zlfs_is_shut_down(sbi) ? 0 : sbi->fatal);
 	put(&b, "read_only=%d\n", sbi->ro || sbi->fatal);
@@ -154,6 +166,12 @@ int zlfs_stats_status(struct zlfs_sb *sbi, const struct zlfs_req_count *reqs, si
 	put(&b, "disp_retries=%llu\n", (unsigned long long)ds.retries);
 	put(&b, "disp_recovered=%llu\n", (unsigned long long)ds.recovered);
 	put(&b, "disp_failed=%llu\n", (unsigned long long)ds.failed);
+	/* the device's own: flushes, the time they took (an image: host syncs), short-path commands */
+	struct zlfs_zdev_stats zs;
+	zlfs_zdev_stats(sbi->dev, &zs);
+	put(&b, "dev_flushes=%llu\n", (unsigned long long)zs.flushes);
+	put(&b, "dev_host_sync_ns=%llu\n", (unsigned long long)zs.host_sync_ns);
+	put(&b, "dev_inline_cmds=%llu\n", (unsigned long long)zs.inline_cmds);
 	/* not key=value: one line per opcode seen, so the set of lines grows with use */
 	for (size_t i = 0; i < nreqs; i++)
 		if (reqs[i].n)

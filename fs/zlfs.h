@@ -237,7 +237,18 @@ struct zlfs_counters {
 	/* the writeback gate (fuse_file.c) */
 	uint64_t wb_gate_refusals; /* buffered write(2)s refused ENOSPC (atomic: no lock) */
 	uint64_t wb_lost_writes;   /* writeback WRITEs that found no room (should stay 0) */
+	/*
+	 * The time line of WRITE and FSYNC, sums in ns (atomic: some are
+	 * added with the lock dropped).  FSYNC: from the request's arrival
+	 * to the lock held, from there to its node writes' submission, the
+	 * node writes, the flush, arrival to reply.  WRITE: the data's
+	 * device time, arrival to reply.  bench/fsync.sh prints the means.
+	 */
+	uint64_t fsync_n, fsync_lock_ns, fsync_prep_ns, fsync_node_ns, fsync_flush_ns, fsync_ns;
+	uint64_t write_n, write_io_ns, write_ns;
 };
+/* Add to one of the counters above without the lock. */
+#define ZLFS_COUNT_ADD(sbi, field, v) __atomic_add_fetch(&(sbi)->st.field, (v), __ATOMIC_RELAXED)
 
 /*
  * F2FS's compression mount options (cluster.c checks and applies them):
@@ -429,6 +440,14 @@ static inline uint64_t zlfs_now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Monotonic nanoseconds (GC's time, the WRITE and FSYNC time line). */
+static inline uint64_t zlfs_mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* Note a user operation (background GC waits for quiet). */

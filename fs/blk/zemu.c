@@ -22,6 +22,9 @@
  *          writes; a flush then finds little left to write.  Durability
  *          is still only what a flush (fdatasync) covers.  Spec option
  *          writebehind=0 turns it off.
+ *          Short path: without a service model, small writes and flushes
+ *          run on the submitter's thread (inline_ok); shortpath=0 sends
+ *          everything through io_uring.
  *
  * Power cut: once armed, each sequential zone remembers the write pointer
  * of the last completed flush and each conventional zone keeps undo
@@ -46,6 +49,7 @@ struct zio {
 	struct zuring_req req;
 	struct zemu *z;
 	struct zlfs_cmd *cmd;
+	uint64_t t0;               /* a flush: when it was handed on */
 	int nzero;
 	struct { uint64_t off, len; } zero[];  /* read: ranges past a wp, from cmd->off */
 };
@@ -386,6 +390,10 @@ static void zio_done(struct zuring_req *r, int res)
 		if (res >= 0)   /* the image's fdatasync is done: now the zone state */
 			res = zimg_sync_state(z);
 		cmd->result = res < 0 ? res : 0;
+		uint64_t t = zlfs_now_ns() - io->t0;
+		pthread_mutex_lock(&z->lock);
+		z->stats.host_sync_ns += t;
+		pthread_mutex_unlock(&z->lock);
 	} else if (res < 0 || (uint64_t)res != cmd->len) {
 		cmd->result = res < 0 ? res : -EIO;
 	} else if (cmd->op == ZLFS_OP_READ) {
@@ -447,6 +455,27 @@ static bool fault_hit(struct zemu *z, enum zlfs_fault_kind k)
  * Bigger transfers stay on io_uring so that they overlap.
  */
 #define SYNC_XFER_MAX (64u << 10)
+
+/*
+ * The short path, without a service model: small writes and flushes are
+ * done on the submitter's own thread and completed there, so a write the
+ * caller waits for costs a pwritev, not hand-offs to the ring thread, to
+ * io_uring's worker and back (a flush: the fdatasync the caller would wait
+ * for anyway).  Never on the ring thread (it would stall every other
+ * completion behind a host sync), and never nested: a completion that
+ * submits the next queued command sends it through the ring, so a queue
+ * never becomes a deep recursion.  Reads stay on io_uring: a cold read
+ * waits for the disk, and the submitter may have more to send meanwhile.
+ */
+static __thread int inline_depth;
+
+static bool inline_ok(struct zemu *z, const struct zlfs_cmd *cmd)
+{
+	if (!z->inline_on || z->svc || inline_depth || (z->have_ur && pthread_equal(pthread_self(), z->ur.th)))
+		return false;
+	return cmd->op == ZLFS_OP_FLUSH ||
+	       ((cmd->op == ZLFS_OP_WRITE || cmd->op == ZLFS_OP_APPEND) && cmd->len <= SYNC_XFER_MAX);
+}
 
 static void exec_cmd(void *arg, struct zlfs_cmd *cmd)
 {
@@ -578,10 +607,23 @@ static void exec_cmd(void *arg, struct zlfs_cmd *cmd)
 	/* image data transfer: small ones on a service-model worker are done
 	 * right here (see SYNC_XFER_MAX), the rest through io_uring */
 	z->inflight++;
+	bool inl = inline_ok(z, cmd);
+	if (inl)
+		z->stats.inline_cmds++;
 	pthread_mutex_unlock(&z->lock);
 	io->z = z;
 	io->cmd = cmd;
 	io->req.cb = zio_done;
+	io->t0 = zlfs_now_ns();
+	if (inl) {
+		ssize_t n = cmd->op == ZLFS_OP_FLUSH ? fdatasync(z->fd) :
+			    pwritev(z->fd, cmd->iov, cmd->iovcnt, (off_t)cmd->pos);
+		int res = n < 0 ? -errno : (int)n;
+		inline_depth++;
+		zio_done(&io->req, res);
+		inline_depth--;
+		return;
+	}
 	if (z->svc && cmd->op != ZLFS_OP_FLUSH && cmd->len <= SYNC_XFER_MAX) {
 		ssize_t n = cmd->op == ZLFS_OP_READ ?
 				    preadv(z->fd, cmd->iov, cmd->iovcnt, (off_t)cmd->off) :
@@ -1023,12 +1065,13 @@ static int open_image_file(const char *path, bool ro)
 static int open_plain_file(const char *path, struct zopts *o, struct svc_params *sp, bool ro,
 			   struct zlfs_zdev **out)
 {
-	uint64_t zs = 2ull << 20, lbs = 4096;
+	uint64_t zs = 2ull << 20, lbs = 4096, inl = 1;
 	struct zemu *z;
 	struct stat st;
 	int fd, ret;
 
-	if ((ret = zopts_size(o, "zone_size", &zs)) || (ret = zopts_u64(o, "lbs", &lbs)))
+	if ((ret = zopts_size(o, "zone_size", &zs)) || (ret = zopts_u64(o, "lbs", &lbs)) ||
+	    (ret = zopts_u64(o, "shortpath", &inl)))
 		return ret;
 	fd = open_image_file(path, ro);
 	if (fd < 0) {
@@ -1051,6 +1094,7 @@ static int open_plain_file(const char *path, struct zopts *o, struct svc_params 
 		return -ENOMEM;
 	}
 	z->image = true;
+	z->inline_on = inl != 0;
 	z->fd = fd;
 	z->base.geom.kind = ZLFS_DEV_IMAGE;
 	z->base.geom.rdonly = ro;
@@ -1080,8 +1124,9 @@ int zemu_open_image(const char *path, struct zopts *o, bool ro, struct zlfs_zdev
 	char *stpath;
 	int fd, ret;
 
-	uint64_t wb = 1;
-	if ((ret = svc_params_parse(o, &sp)) || (ret = zopts_u64(o, "writebehind", &wb)))
+	uint64_t wb = 1, inl = 1;
+	if ((ret = svc_params_parse(o, &sp)) || (ret = zopts_u64(o, "writebehind", &wb)) ||
+	    (ret = zopts_u64(o, "shortpath", &inl)))
 		return ret;
 	if (asprintf(&stpath, "%s.zst", path) < 0)
 		return -ENOMEM;
@@ -1114,6 +1159,7 @@ int zemu_open_image(const char *path, struct zopts *o, bool ro, struct zlfs_zdev
 		return -ENOMEM;
 	z->image = true;
 	z->wb_on = wb != 0;
+	z->inline_on = inl != 0;
 	z->base.geom.kind = ZLFS_DEV_IMAGE;
 	z->base.geom.rdonly = ro;
 	z->base.geom.depth = sp.enabled ? sp.queues * sp.qd : sp.qd;

@@ -80,11 +80,14 @@ struct zemu {
 	int stfd;
 	void *st;                  /* mmap of the state file */
 	size_t st_len;
-	struct zst_zone *stz;      /* the persisted zones: in st, or (thick) IMAGE's tail */
+	struct zst_zone *stz;      /* the persisted zones: in st, or (thick) IMAGE's tail;
+				      read through the mapping, written with pwrite */
+	int st_err;                /* a zone state write failed: the next flush fails */
 	size_t stz_len;            /* thick: length of that mapping of IMAGE */
 	struct zuring ur;
 	bool have_ur;
 	bool wb_on;                /* write-behind (zemu.c); spec option writebehind */
+	bool inline_on;            /* the short path (zemu.c); spec option shortpath */
 	struct zuring_req wb_req;  /* the write-behind in flight */
 	bool wb_busy;
 	uint32_t inflight;         /* commands executed whose completion is pending */

@@ -5,7 +5,8 @@
  *            any tool that reads a flat image (f2fs-tools) can read it.
  * IMAGE.zst  a 4 KiB header (geometry) followed by one zst_zone per zone:
  *            the persisted write pointer and the read-only/offline flags.
- *            It is mapped shared, so each update survives the process being
+ *            It is mapped shared and read-only; updates are pwrite()s into
+ *            the same page cache, so each survives the process being
  *            killed at once; zimg_sync() makes it durable after the data.
  * Conditions are not stored: on open a zone is EMPTY at its start, FULL at
  * its capacity, CLOSED in between (what a device reports after a power
@@ -68,7 +69,7 @@ int zimg_map_state(struct zemu *z, const char *path, bool rdwr)
 		return -EUCLEAN;
 	}
 	free(stpath);
-	z->st = mmap(NULL, z->st_len, PROT_READ | (rdwr ? PROT_WRITE : 0), MAP_SHARED, z->stfd, 0);
+	z->st = mmap(NULL, z->st_len, PROT_READ, MAP_SHARED, z->stfd, 0);
 	if (z->st == MAP_FAILED) {
 		z->st = NULL;
 		return -errno;
@@ -83,8 +84,7 @@ int zimg_map_state(struct zemu *z, const char *path, bool rdwr)
 			zdev_set_errmsg("%s: a thick image without its zone state", path);
 			return -EUCLEAN;
 		}
-		void *m = mmap(NULL, z->stz_len, PROT_READ | (rdwr ? PROT_WRITE : 0), MAP_SHARED,
-			       z->fd, (off_t)g->size);
+		void *m = mmap(NULL, z->stz_len, PROT_READ, MAP_SHARED, z->fd, (off_t)g->size);
 		if (m == MAP_FAILED)
 			return -errno;
 		z->stz = m;
@@ -134,18 +134,34 @@ void zimg_unmap_state(struct zemu *z)
 	z->stfd = -1;
 }
 
-/* Record zone's persisted wp and flags. Caller holds z->lock. */
+/*
+ * Record zone's persisted wp and flags. Caller holds z->lock.
+ *
+ * With pwrite, not through the mapping: after each flush the page is
+ * clean and write-protected again, and a store into it then takes a page
+ * fault (and the host filesystem's page_mkwrite) - on a VM, more than
+ * the write itself.  A pwrite lands in the same page cache, so the record
+ * still survives the process being killed at once, and the mapping still
+ * reads what it says.  A failed write is kept for the next flush to
+ * report (zimg_sync_state): the zone state would not be durable.
+ */
 void zimg_persist_zone(struct zemu *z, uint32_t zone)
 {
-	struct zst_zone *sz;
+	struct zst_zone sz;
 
 	if (!z->stz)
 		return;
-	sz = z->stz + zone;
+	sz = z->stz[zone];
 	if (z->zones[zone].type != ZLFS_ZONE_CONV)
-		sz->wp = z->zx[zone].persist_wp;
-	sz->flags = (z->zones[zone].cond == ZLFS_ZC_OFFLINE ? ZST_OFFLINE : 0) |
-		    (z->zones[zone].cond == ZLFS_ZC_RDONLY ? ZST_RDONLY : 0);
+		sz.wp = z->zx[zone].persist_wp;
+	sz.flags = (z->zones[zone].cond == ZLFS_ZC_OFFLINE ? ZST_OFFLINE : 0) |
+		   (z->zones[zone].cond == ZLFS_ZC_RDONLY ? ZST_RDONLY : 0);
+	if (!memcmp(&sz, &z->stz[zone], sizeof(sz)))
+		return;
+	int fd = z->thick ? z->fd : z->stfd;
+	off_t off = (off_t)((z->thick ? z->base.geom.size : ZST_HDR_SIZE) + zone * sizeof(sz));
+	if (pwrite(fd, &sz, sizeof(sz), off) != (ssize_t)sizeof(sz))
+		__atomic_store_n(&z->st_err, -EIO, __ATOMIC_RELAXED);
 }
 
 /* Data first, then the zone state that points at it. */
@@ -158,9 +174,12 @@ int zimg_sync(struct zemu *z)
 
 int zimg_sync_state(struct zemu *z)
 {
+	int err = __atomic_load_n(&z->st_err, __ATOMIC_RELAXED);   /* z->lock may be held */
+	if (err)
+		return err;
 	if (z->thick)
 		return 0;      /* in the image: its fdatasync took the zone state too */
-	if (z->st && msync(z->st, z->st_len, MS_SYNC) < 0)
+	if (z->stfd >= 0 && fdatasync(z->stfd) < 0)
 		return -errno;
 	return 0;
 }

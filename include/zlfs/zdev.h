@@ -254,6 +254,8 @@ struct zlfs_zdev_stats {
 	uint64_t unaligned, reordered, hibernations, requeues;
 	uint64_t injected;
 	uint64_t writebehinds;     /* image: host write-backs started ahead of a flush */
+	uint64_t host_sync_ns;     /* image: time its flushes took, submission to completion */
+	uint64_t inline_cmds;      /* image: commands done on the submitter's thread */
 };
 void zlfs_zdev_stats(struct zlfs_zdev *dev, struct zlfs_zdev_stats *st);
 

@@ -21,7 +21,10 @@
 #     the inode; ls asks for security.selinux, which no FUSE kernel caches);
 #   - close sends no FLUSH, opendir no OPENDIR (after the first of each);
 #   - walking through a symlink twice sends one READLINK at most;
-#   - a directory renamed to another parent lists the new parent as "..".
+#   - a directory renamed to another parent lists the new parent as "..";
+#   - 50 write+fsync pairs on a file the checkpoint has: 50 device flushes
+#     exactly (dev_flushes), no checkpoint, and their commands done on the
+#     image's short path (dev_inline_cmds).
 # Requests are counted, never timed.  Memory reclaim by anything else on the
 # machine (drop_caches, shrinkers) can only add requests, never remove them,
 # so a check that sees too many tries again in a fresh directory, up to 3
@@ -282,6 +285,31 @@ if libc.renameat2(-100, b'$D/b/sub', -100, b'$D/c', 2):
 	return $ret
 }
 
+# fsync's short path (fs/blk/zemu.c, node.c): a roll-forward fsync costs the
+# device one flush, never more, done on the submitting thread
+st_key() { sed -n "s/^$1=//p" "/proc/self/fd/$ZD/status"; }
+t_fsync_flush() {
+	python3 -c "
+import os
+fd = os.open('$D/f', os.O_CREAT | os.O_WRONLY, 0o644)
+os.pwrite(fd, b'x' * 65536, 0); os.fsync(fd); os.close(fd)
+d = os.open('$D', os.O_RDONLY); os.fsync(d); os.close(d)" || { WHY="setting up"; return 1; }
+	local f0 i0 c0 f1 i1 c1
+	f0=$(st_key dev_flushes) i0=$(st_key dev_inline_cmds) c0=$(st_key checkpoints)
+	python3 -c "
+import os
+fd = os.open('$D/f', os.O_WRONLY)
+for i in range(50):
+    os.pwrite(fd, bytes([i]) * 4096, 4096 * (i % 16)); os.fsync(fd)
+os.close(fd)" || { WHY="the fsyncs failed"; return 1; }
+	f1=$(st_key dev_flushes) i1=$(st_key dev_inline_cmds) c1=$(st_key checkpoints)
+	[ -n "$f0" ] && [ -n "$i0" ] || { WHY="no dev_flushes / dev_inline_cmds in .zlfs/status"; return 1; }
+	[ "$c1" = "$c0" ] || { WHY="$((c1 - c0)) checkpoints (roll-forward fsyncs expected)"; return 1; }
+	[ $((f1 - f0)) = 50 ] || { WHY="$((f1 - f0)) device flushes for 50 fsyncs"; return 1; }
+	# each pair: its data write, its node write, its flush, all on the short path
+	[ $((i1 - i0)) -ge 150 ] || { WHY="$((i1 - i0)) commands on the short path for 50 pairs"; return 1; }
+}
+
 check "fuse_req counters in .zlfs/status, reading them not counted" t_counters
 check "stat of 100 files made by mknod: no GETATTR for them" t_stat_mknod
 check "stat (no st_blocks) of 100 files made by touch: no GETATTR for them" t_stat_touch
@@ -294,6 +322,7 @@ check "ls -l of a warm directory: no READDIRPLUS, OPENDIR or LOOKUP, one GETXATT
 check "close and opendir: no FLUSH, no RELEASEDIR after the first" t_flush
 check "a walk through a symlink: one READLINK" t_symlink
 check "a directory renamed to another parent lists it as .." t_rename_dotdot
+check "fsync: one device flush each, on the short path" t_fsync_flush
 
 exec {ZD}<&-
 ZD=
