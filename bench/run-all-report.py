@@ -21,9 +21,10 @@ FS_LABEL = {
     "ext4": "kernel ext4, loop",
     "f2fs": "kernel f2fs, loop",
     "floor": "FUSE floor (passthrough_ll, tmpfs)",
+    "floorf": "FUSE floor with zlfs's features (passthrough_ll -o writeback,xattr,default_permissions, tmpfs)",
 }
 FS_SHORT = {"zimg": "zlfs-img", "zufs": "zlfs-ufs", "fuse2fs": "fuse2fs", "ext4": "ext4-loop",
-            "f2fs": "f2fs-loop", "floor": "floor"}
+            "f2fs": "f2fs-loop", "floor": "floor", "floorf": "floor+features"}
 # case: label, unit, higher is better
 CASES = [
     ("seqw", "seq write, buffered 1 MiB + fsync", "MB/s", True),
@@ -36,6 +37,11 @@ CASES = [
     ("stat", "stat", "files/s", True),
     ("ls", "ls -l, cold", "files/s", True),
     ("unlink", "delete", "files/s", True),
+    ("create4k", "create + write 4 KiB + close", "files/s", True),
+    ("unlink4k", "delete 4 KiB files", "files/s", True),
+    ("sqlite-delete", "SQLite, a transaction per insert, rollback journal", "inserts/s", True),
+    ("sqlite-wal", "SQLite, a transaction per insert, WAL", "inserts/s", True),
+    ("git", "git init + add + commit of the tree, cold status", "s", False),
     ("untar", "untar source tree", "s", False),
     ("rebuild", "rebuild zlfs (meson + ninja -j2)", "s", False),
     ("rmtree", "rm -rf both trees", "s", False),
@@ -135,7 +141,9 @@ def main():
     L.append(f"Settings: {rounds} interleaved rounds (every filesystem in turn, case group by case group, "
              f"then the next round; a fresh filesystem per group), sequential {meta.get('seq_mb')} MiB, random "
              f"cases {meta.get('rand_secs')} s each (writes on a laid-out {meta.get('rand_mb')} MiB file, reads "
-             f"over the {meta.get('seq_mb')} MiB one), {int(meta.get('files', '0')):,} small files, dbench "
+             f"over the {meta.get('seq_mb')} MiB one), {int(meta.get('files', '0')):,} small files, "
+             f"{int(meta.get('small_files', '0') or 0):,} files of 4 KiB, "
+             f"{int(meta.get('sqlite_inserts', '0') or 0):,} SQLite inserts, dbench "
              f"{meta.get('dbench_secs')} s with {meta.get('dbench_clients')} clients, source tree "
              f"{meta.get('tree', '-')}; rebuild targets: {meta.get('build_targets')}. Caches dropped "
              "(sync + drop_caches) before every case.")
@@ -156,7 +164,8 @@ def main():
     for c, label, unit, hi in cases:
         u = unit + ("" if hi else ", lower is better")
         L.append(f"| {label} | {u} | " + " | ".join(cell(f, c) for f in fslist) + " |")
-    for ref, name in (("ext4", "ext4-on-loop"), ("floor", "the FUSE floor")):
+    for ref, name in (("ext4", "ext4-on-loop"), ("fuse2fs", "fuse2fs"), ("floor", "the FUSE floor"),
+                      ("floorf", "the FUSE floor with zlfs's features")):
         if ref not in fslist:
             continue
         L.append("")
@@ -228,7 +237,7 @@ def plots(out, fslist, cases, vals, med, ratio, have_modes):
     except ImportError:
         return []
     colors = {"zimg": "#1f77b4", "zufs": "#6baed6", "fuse2fs": "#ff7f0e", "ext4": "#2ca02c",
-              "f2fs": "#9467bd", "floor": "#7f7f7f"}
+              "f2fs": "#9467bd", "floor": "#7f7f7f", "floorf": "#bcbd22"}
     res = []
     # every case: median with min-max
     n = len(cases)
