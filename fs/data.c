@@ -239,7 +239,7 @@ struct zlfs_wbatch *zlfs_write_submit(struct zlfs_sb *sbi, void *const *bufs,
 		wb->v[nbio].b = &wb->b;
 		bio->op = ZLFS_OP_WRITE;
 		bio->prio = prio;
-		bio->flags = ZLFS_BIO_NO_ZWL;
+		bio->flags = ZLFS_BIO_NO_ZWL | ZLFS_BIO_END_INLINE;   /* batch_end: its own locks */
 		bio->off = (uint64_t)addrs[i] * ZF_BLKSIZE;
 		bio->buf = bufs[i];
 		bio->len = (j - i) * ZF_BLKSIZE;
@@ -376,7 +376,7 @@ int zlfs_read_blocks_unlocked(struct zlfs_sb *sbi, void **bufs, const uint32_t *
 		v[nbio].b = &b;
 		v[nbio].bio.op = ZLFS_OP_READ;
 		v[nbio].bio.prio = prio;
-		v[nbio].bio.flags = ZLFS_BIO_SYNC;
+		v[nbio].bio.flags = ZLFS_BIO_SYNC | ZLFS_BIO_END_INLINE;   /* rbio_end: b's lock */
 		v[nbio].bio.off = (uint64_t)addrs[i] * ZF_BLKSIZE;
 		v[nbio].bio.buf = bufs[i];
 		v[nbio].bio.len = k * ZF_BLKSIZE;

@@ -476,11 +476,15 @@ static void end_bios(struct zlfs_disp *d, struct zlfs_bio *b)
 	}
 }
 
+/* zlfs_disp_submit calls on this thread's stack (a device that completes inline) */
+static __thread int in_submit;
+
 /*
  * Submit what run_queue picked and complete finished bios.  No lock held.
  * With defer (we are inside zlfs_disp_submit), end() of finished bios runs
  * on the dispatcher's completion thread instead: a caller may hold its own
- * lock around zlfs_disp_submit, and end() may want that lock.
+ * lock around zlfs_disp_submit, and end() may want that lock.  Bios marked
+ * ZLFS_BIO_END_INLINE end here all the same.
  */
 static void do_after(struct zlfs_disp *d, struct after *a, bool defer)
 {
@@ -502,6 +506,23 @@ static void do_after(struct zlfs_disp *d, struct after *a, bool defer)
 		}
 		struct zlfs_bio *done = a->done_head;
 		a->done_head = a->done_tail = NULL;
+		if (done && defer) {
+			/* those that may end here do; the rest go to the completion thread */
+			struct zlfs_bio *now = NULL, **nt = &now, **dt = &done;
+			for (struct zlfs_bio *b = done, *next; b; b = next) {
+				next = b->bnext;
+				b->bnext = NULL;
+				if (b->flags & ZLFS_BIO_END_INLINE) {
+					*nt = b;
+					nt = &b->bnext;
+				} else {
+					*dt = b;
+					dt = &b->bnext;
+				}
+			}
+			*dt = NULL;
+			end_bios(d, now);
+		}
 		if (done && defer) {
 			pthread_mutex_lock(&d->lock);
 			struct zlfs_bio *t = done;
@@ -819,7 +840,9 @@ int zlfs_disp_submit(struct zlfs_disp *d, struct zlfs_bio *b)
 run:
 	run_queue(d, &a);
 	pthread_mutex_unlock(&d->lock);
+	in_submit++;
 	do_after(d, &a, true);
+	in_submit--;
 	return 0;
 }
 
@@ -1017,7 +1040,8 @@ static void cmd_done(struct zlfs_cmd *cmd)
 	complete_locked(d, rq, cmd->result, &a);
 	run_queue(d, &a);
 	pthread_mutex_unlock(&d->lock);
-	do_after(d, &a, false);
+	/* completed inside zlfs_disp_submit (the device did it inline): as there */
+	do_after(d, &a, in_submit > 0);
 }
 
 /* ---- set-up and the rest of the API -------------------------------------------- */
@@ -1183,7 +1207,7 @@ int zlfs_disp_rw(struct zlfs_disp *d, uint8_t op, void *buf, uint32_t len, uint6
 	pthread_cond_init(&s.cv, NULL);
 	s.bio.op = op;
 	s.bio.prio = ZLFS_PRIO_BE;
-	s.bio.flags = flags | ZLFS_BIO_SYNC;
+	s.bio.flags = flags | ZLFS_BIO_SYNC | ZLFS_BIO_END_INLINE;   /* sync_end: s's lock */
 	s.bio.off = off;
 	s.bio.buf = buf;
 	s.bio.len = len;

@@ -50,6 +50,14 @@ enum zlfs_prio {
 #define ZLFS_BIO_NO_ZWL   (1u << 0)  /* request flag "no zone write lock" */
 #define ZLFS_BIO_SYNC     (1u << 1)  /* a synchronous write (not throttled by async_depth) */
 #define ZLFS_BIO_AT_HEAD  (1u << 2)  /* insert at the head of the dispatch list */
+/*
+ * end() may run inside zlfs_disp_submit, on the submitter's thread, when
+ * the device completes the command there (an image's short path): the
+ * submitter holds no lock that end() takes.  Without it such an end() is
+ * handed to the dispatcher's completion thread, as end() of a bio that
+ * fails at submission always is.
+ */
+#define ZLFS_BIO_END_INLINE (1u << 3)
 
 struct zlfs_bio {
 	uint8_t op;                 /* ZLFS_OP_READ / WRITE / APPEND / FLUSH */
@@ -108,7 +116,8 @@ uint8_t zlfs_disp_mode(const struct zlfs_disp *d);
 
 /*
  * Asynchronous.  Returns 0 if the bio was accepted: bio->end() will run
- * exactly once, on another thread.  Returns -errno if it was refused at
+ * exactly once, on another thread (or, with ZLFS_BIO_END_INLINE, possibly
+ * on this one before the call returns).  Returns -errno if it was refused at
  * submission (ZWP: not at the write pointer; a zone needing resync; bad
  * arguments): end() will not run.
  */

@@ -1684,6 +1684,86 @@ START_TEST(test_kill_child)
 }
 END_TEST
 
+/*
+ * The short path completes a write on the thread that submits it, inside
+ * zlfs_disp_submit.  A submitter that holds its own lock around the call,
+ * with an end() that takes the same lock (zlfs-bench does), must not
+ * deadlock: without ZLFS_BIO_END_INLINE end() runs on another thread.
+ * With the flag, end() runs on the submitter's thread.  (A hang found by
+ * tests/blk/check-tools.sh.)
+ */
+struct lockd {
+	struct zlfs_bio bio;
+	pthread_mutex_t *lock;
+	pthread_t submitter;
+	atomic_int ended, same_thread;
+};
+
+static void lockd_end(struct zlfs_bio *bio)
+{
+	struct lockd *l = (struct lockd *)bio;
+
+	pthread_mutex_lock(l->lock);
+	if (pthread_equal(pthread_self(), l->submitter))
+		atomic_fetch_add(&l->same_thread, 1);
+	atomic_fetch_add(&l->ended, 1);
+	pthread_mutex_unlock(l->lock);
+}
+
+static void sp_end(struct zlfs_bio *bio)
+{
+	struct lockd *l = (struct lockd *)bio;
+
+	if (pthread_equal(pthread_self(), l->submitter))
+		atomic_fetch_add(&l->same_thread, 1);
+	atomic_fetch_add(&l->ended, 1);
+}
+
+START_TEST(test_shortpath_end_thread)
+{
+	char *path = new_image("shortend", &std_params);
+	struct zlfs_zdev *dev = open_dev(path);
+	struct zlfs_disp_opts o;
+	struct zlfs_disp *d;
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	uint8_t *buf = pattern(BLK, 9);
+	struct zlfs_zdev_stats st;
+
+	zlfs_disp_opts_default(&o);
+	ck_assert_int_eq(zlfs_disp_create(dev, &o, &d), 0);
+	struct lockd *l = calloc(16, sizeof(*l));
+	for (int i = 0; i < 16; i++) {
+		l[i].lock = &lock;
+		l[i].submitter = pthread_self();
+		l[i].bio.op = ZLFS_OP_WRITE;
+		l[i].bio.prio = ZLFS_PRIO_BE;
+		l[i].bio.flags = ZLFS_BIO_NO_ZWL | (i >= 8 ? ZLFS_BIO_END_INLINE : 0);
+		l[i].bio.off = zstart(dev, 4) + (uint64_t)i * BLK;
+		l[i].bio.buf = buf;
+		l[i].bio.len = BLK;
+		l[i].bio.end = i >= 8 ? sp_end : lockd_end;
+		/* the submitter's lock held around the call, as zlfs-bench holds it */
+		pthread_mutex_lock(&lock);
+		ck_assert_int_eq(zlfs_disp_submit(d, &l[i].bio), 0);
+		pthread_mutex_unlock(&lock);
+	}
+	zlfs_disp_drain(d);
+	for (int i = 0; i < 16; i++) {
+		ck_assert_int_eq(atomic_load(&l[i].ended), 1);
+		ck_assert_int_eq(l[i].bio.result, 0);
+		/* without the flag never inside the call; with it, done there */
+		ck_assert_int_eq(atomic_load(&l[i].same_thread), i >= 8 ? 1 : 0);
+	}
+	zlfs_zdev_stats(dev, &st);
+	ck_assert_uint_ge(st.inline_cmds, 16);
+	zlfs_disp_destroy(d);
+	zlfs_zdev_close(dev);
+	free(l);
+	free(buf);
+	free(path);
+}
+END_TEST
+
 /* ---- power cut on an image -------------------------------------------------------------- */
 
 /*
@@ -1800,6 +1880,7 @@ int main(void)
 	tc = tcase_create("crash");
 	tcase_add_test(tc, test_kill_child);
 	tcase_add_loop_test(tc, test_image_powercut, 0, 2);
+	tcase_add_test(tc, test_shortpath_end_thread);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }
