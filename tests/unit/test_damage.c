@@ -2281,26 +2281,6 @@ END_TEST
 
 /* ---- crafted images: three the seeded rounds found hangs on ---------------------------------- */
 
-/*
- * A 64-bit FNV-1a of a whole file: the image and its IMAGE.zst before and
- * after a refused mount must be the same bytes.
- */
-static uint64_t file_sum(const char *path)
-{
-	static uint8_t buf[1 << 20];
-	uint64_t h = 0xcbf29ce484222325ull;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		for (ssize_t i = 0; i < n; i++)
-			h = (h ^ buf[i]) * 0x100000001b3ull;
-	ck_assert_int_eq(n, 0);
-	close(fd);
-	return h;
-}
-
 /* Set inode ino's i_mode and/or i_size in its block on img (NULL: leave it). */
 static void craft_inode(const char *img, uint32_t ino, const uint16_t *mode, const uint64_t *size,
 			const uint32_t *depth)
@@ -2337,7 +2317,7 @@ static void root_refused(uint16_t mode, const char *want)
 
 	ck_assert_int_ge(asprintf(&zst, "%s.zst", img), 0);
 	craft_inode(img, ZF_ROOT_INO, &mode, NULL, NULL);
-	uint64_t before = file_sum(img), zbefore = file_sum(zst);
+	uint64_t before = tu_file_hash(img), zbefore = tu_file_hash(zst);
 	zlfs_opts_inprocess(&o);
 	int ret = zlfs_mount(img, &o, &sbi, err, sizeof(err));
 	ck_assert_msg(ret == -ZLFS_EFSCORRUPTED, "root mode 0%o: mount gave %d (%s)",
@@ -2346,8 +2326,8 @@ static void root_refused(uint16_t mode, const char *want)
 	ck_assert_msg(strstr(err, "fsck.zlfs") && strstr(err, want),
 		      "root mode 0%o: the reason \"%s\" must say \"%s\" and fsck.zlfs",
 		      (unsigned int)mode, err, want);
-	ck_assert_msg(file_sum(img) == before, "the refused mount wrote to the image");
-	ck_assert_msg(file_sum(zst) == zbefore, "the refused mount changed the zone state");
+	ck_assert_msg(tu_file_hash(img) == before, "the refused mount wrote to the image");
+	ck_assert_msg(tu_file_hash(zst) == zbefore, "the refused mount changed the zone state");
 	/* read-only is refused the same way */
 	o.ro = true;
 	ck_assert_int_eq(zlfs_mount(img, &o, &sbi, err, sizeof(err)), -ZLFS_EFSCORRUPTED);

@@ -63,19 +63,6 @@ static void all_clean(const char *img)
 	tu_fsck_clean(img);
 }
 
-static uint64_t file_sum(const char *img)
-{
-	FILE *fp = fopen(img, "rb");
-	uint64_t h = 1469598103934665603ull;
-	int c;
-
-	ck_assert_ptr_nonnull(fp);
-	while ((c = getc(fp)) != EOF)
-		h = (h ^ (uint64_t)c) * 1099511628211ull;
-	fclose(fp);
-	return h;
-}
-
 /* Read inode ino's file fully in-process: 0 when every byte is z (or "tiny"). */
 static void check_file(const char *img, uint32_t ino, uint64_t size)
 {
@@ -89,9 +76,8 @@ static void check_file(const char *img, uint32_t ino, uint64_t size)
 	for (uint64_t off = 0; off < size; off += got) {
 		ck_assert_int_eq(zlfs_file_read(sbi, zi, buf, sizeof(buf), off, &got), 0);
 		ck_assert_uint_gt(got, 0);
-		for (size_t i = 0; i < got; i++)
-			ck_assert_msg(buf[i] == 'z', "byte %llu of inode %u", (unsigned long long)(off + i),
-				      ino);
+		size_t bad = tu_first_not(buf, got, 'z');
+		ck_assert_msg(bad == got, "byte %llu of inode %u", (unsigned long long)(off + bad), ino);
 	}
 	tu_fs_unmount(sbi);
 }
@@ -158,9 +144,9 @@ START_TEST(test_counts)
 	char *img = volume("counts.img", &t);
 
 	edit_cp(img, cp_plus_one);
-	uint64_t before = file_sum(img);
+	uint64_t before = tu_file_hash(img);
 	ck_assert_int_eq(fsck(img, "-f -n"), 4);
-	ck_assert_msg(file_sum(img) == before, "fsck -n wrote");
+	ck_assert_msg(tu_file_hash(img) == before, "fsck -n wrote");
 	ck_assert_int_eq(fsck(img, "-f -p"), 1);
 	all_clean(img);
 	check_file(img, t.big, 6 << 20);
@@ -506,7 +492,7 @@ START_TEST(test_root_gone)
 		snprintf(buf, sizeof(buf), "root%d.img", k);
 		char *img = volume(buf, &t);
 		edit_inode(img, ZF_ROOT_INO, set_mode, modes[k]);
-		uint64_t before = file_sum(img);
+		uint64_t before = tu_file_hash(img);
 		ck_assert_int_eq(fsck(img, "-f -n"), 4);
 		ck_assert_int_eq(log_lines(img, "the root directory is missing or not a directory: "
 					   "fsck.zlfs cannot rebuild it"), 1);
@@ -516,7 +502,7 @@ START_TEST(test_root_gone)
 		/* the files of the root's tree are intact: dump.f2fs is named for them */
 		ck_assert_int_eq(log_lines(img, "inodes are intact but in no directory"), 1);
 		ck_assert_int_eq(log_lines(img, "\"dump.f2fs -i 0x"), 1);
-		ck_assert_msg(file_sum(img) == before, "fsck -y wrote to a volume without a root");
+		ck_assert_msg(tu_file_hash(img) == before, "fsck -y wrote to a volume without a root");
 		free(img);
 	}
 }

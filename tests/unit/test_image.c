@@ -544,22 +544,10 @@ struct fsum {
 
 static struct fsum file_sum(const char *path)
 {
-	struct fsum f = { .h = 0xcbf29ce484222325ull };
+	struct fsum f = { .h = tu_file_hash(path) };
 	struct stat st;
-	size_t n = 1 << 20;
-	uint8_t *buf = malloc(n);
-	int fd = open(path, O_RDONLY);
-	ssize_t got;
 
-	ck_assert_ptr_nonnull(buf);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(fstat(fd, &st), 0);
-	while ((got = read(fd, buf, n)) > 0)
-		for (ssize_t i = 0; i < got; i++)
-			f.h = (f.h ^ buf[i]) * 0x100000001b3ull;
-	ck_assert_int_eq(got, 0);
-	close(fd);
-	free(buf);
+	ck_assert_int_eq(stat(path, &st), 0);
 	f.mtime = st.st_mtim;
 	f.size = st.st_size;
 	return f;

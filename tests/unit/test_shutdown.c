@@ -60,8 +60,8 @@ static void expect_file(struct zlfs_sb *sbi, const char *name, size_t len, char 
 	ck_assert_uint_eq(zf_le64_to_cpu(zi_raw(zi)->i_size), len);
 	ck_assert_int_eq(zlfs_file_read(sbi, zi, buf, len + 1, 0, &got), 0);
 	ck_assert_uint_eq(got, len);
-	for (size_t i = 0; i < len; i++)
-		ck_assert_msg(buf[i] == c, "%s: byte %zu is %d, not %d", name, i, buf[i], c);
+	size_t i = tu_first_not(buf, len, (uint8_t)c);
+	ck_assert_msg(i == len, "%s: byte %zu is %d, not %d", name, i, buf[i], c);
 	free(buf);
 }
 

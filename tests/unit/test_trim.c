@@ -131,8 +131,7 @@ static void trim_case(const char *img)
 	ck_assert_int_eq(zlfs_iget(sbi, tu_lookup(sbi, ZF_ROOT_INO, "keep"), &zi), 0);
 	ck_assert_int_eq(zlfs_file_read(sbi, zi, buf, sizeof(buf), 0, &n), 0);
 	ck_assert_uint_eq(n, sizeof(buf));
-	for (size_t i = 0; i < n; i++)
-		ck_assert_int_eq(buf[i], 'k');
+	ck_assert_uint_eq(tu_first_not(buf, n, 'k'), n);
 	tu_fs_unmount(sbi);
 }
 

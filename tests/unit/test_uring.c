@@ -124,8 +124,7 @@ START_TEST(test_rw_fsync)
 	wreq_init(&w);
 	ck_assert_int_eq(zuring_readv(&u, fd, &ziov, 1, 0, &w.r), 0);
 	ck_assert_int_eq(wreq_wait(&w), 4096);
-	for (size_t i = 0; i < sizeof(z); i++)
-		ck_assert_int_eq(z[i], 0);
+	ck_assert_uint_eq(tu_first_not(z, sizeof(z), 0), sizeof(z));
 	wreq_init(&w);
 	ck_assert_int_eq(zuring_readv(&u, fd, &ziov, 1, 1 << 20, &w.r), 0);
 	ck_assert_int_eq(wreq_wait(&w), 0);

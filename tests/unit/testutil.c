@@ -7,6 +7,8 @@
  * for a look).  A directory the parent made before forking is inherited by
  * the children and removed by the parent alone, in tu_run.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +76,59 @@ void tu_fill(void *buf, size_t len, uint64_t seed)
 		x ^= x << 17;
 		p[i] = (uint8_t)x;
 	}
+}
+
+size_t tu_first_not(const void *buf, size_t len, uint8_t c)
+{
+	const uint8_t *p = buf;
+	size_t i = 0;
+
+	while (i < len && p[i] == c)
+		i++;
+	return i;
+}
+
+static uint64_t hash_word(uint64_t h, uint64_t w)
+{
+	h ^= w;
+	return ((h << 29) | (h >> 35)) * 0x100000001b3ull;
+}
+
+uint64_t tu_file_hash(const char *path)
+{
+	size_t bufsz = 1 << 20;
+	uint64_t *buf = malloc(bufsz), h = 0xcbf29ce484222325ull;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	off_t pos = 0;
+
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
+	for (;;) {
+		off_t data = lseek(fd, pos, SEEK_DATA), end;
+
+		if (data < 0) {
+			ck_assert_msg(errno == ENXIO, "%s: SEEK_DATA: %s", path, strerror(errno));
+			break;
+		}
+		end = lseek(fd, data, SEEK_HOLE);
+		ck_assert_msg(end > data, "%s: SEEK_HOLE: %s", path, strerror(errno));
+		h = hash_word(h, (uint64_t)data);
+		for (pos = data; pos < end;) {
+			size_t want = (size_t)(end - pos) < bufsz ? (size_t)(end - pos) : bufsz;
+			ssize_t n = pread(fd, buf, want, pos);
+
+			ck_assert_msg(n > 0, "%s: read at %lld: %s", path, (long long)pos,
+				      n < 0 ? strerror(errno) : "end of file");
+			memset((char *)buf + n, 0, (size_t)(-n & 7));  /* a ragged tail, zero-padded */
+			for (size_t i = 0; i < ((size_t)n + 7) / 8; i++)
+				h = hash_word(h, buf[i]);
+			pos += n;
+		}
+	}
+	h = hash_word(h, (uint64_t)lseek(fd, 0, SEEK_END));
+	close(fd);
+	free(buf);
+	return h;
 }
 
 int tu_run(Suite *s)
