@@ -304,7 +304,7 @@ static int place(struct zlfs_sb *sbi, struct bent *e, uint32_t *addr)
 		return -ZLFS_EFSCORRUPTED;
 	uint32_t old = zf_le32_to_cpu(addrs[e->slot]);
 	if ((ret = zlfs_alloc_meta_block(sbi, e->log, e->nid, e->ofs_in_node,
-					 sbi->nat[e->nid].version, addr)))
+					 zlfs_nat(sbi, e->nid)->version, addr)))
 		return ret;
 	if (old != ZF_NULL_ADDR && old != ZF_NEW_ADDR)
 		zlfs_invalidate_block(sbi, old);

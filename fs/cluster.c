@@ -316,7 +316,7 @@ static int commit(struct zlfs_sb *sbi, struct zinode *zi, struct zcl *cl, uint32
 	for (j = 0; j < nw; j++) {
 		uint16_t o = (uint16_t)(cl->ofs + widx[j]);
 		if ((ret = zlfs_alloc_block(sbi, ZF_LOG_WARM_DATA, cl->dn->nid, o,
-					    sbi->nat[cl->dn->nid].version, &addrs[j])))
+					    zlfs_nat(sbi, cl->dn->nid)->version, &addrs[j])))
 			break;
 	}
 	if (j == nw)

@@ -315,7 +315,7 @@ int zlfs_write_nodes(struct zlfs_sb *sbi, struct znode **v, uint32_t n)
 		/* the footer is final now: an inode's checksum covers it */
 		zf_inode_set_csum(&v[i]->blk, zlfs_feat(sbi), sbi->csum_seed);
 		bufs[i] = &v[i]->blk;
-		addrs[i] = sbi->nat[v[i]->nid].blkaddr;
+		addrs[i] = zlfs_nat(sbi, v[i]->nid)->blkaddr;
 	}
 	ret = zlfs_write_blocks(sbi, bufs, addrs, n);
 	free(bufs);

@@ -300,7 +300,7 @@ static int remap_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, u
 	uint16_t ofs_in_node = (uint16_t)ofs;
 	if ((old == ZF_NULL_ADDR || old == ZF_NEW_ADDR) && !zlfs_avail_blocks(sbi))
 		return -ENOSPC;   /* a new block: from the user's share */
-	if ((ret = zlfs_alloc_block(sbi, log, dn->nid, ofs_in_node, sbi->nat[dn->nid].version, addr)))
+	if ((ret = zlfs_alloc_block(sbi, log, dn->nid, ofs_in_node, zlfs_nat(sbi, dn->nid)->version, addr)))
 		return ret;
 	if (old == ZF_NULL_ADDR) {
 		struct zf_inode *ri = zi_raw(zi);
@@ -337,7 +337,7 @@ static int alloc_for(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, uin
 		return -ENOSPC;
 	uint16_t ofs_in_node = (uint16_t)ofs;
 	return zlfs_alloc_block(sbi, ZF_LOG_WARM_DATA, dn->nid, ofs_in_node,
-				sbi->nat[dn->nid].version, addr);
+				zlfs_nat(sbi, dn->nid)->version, addr);
 }
 
 /*
@@ -994,7 +994,7 @@ static bool fsync_needs_cp(struct zlfs_sb *sbi, struct zinode *zi)
 
 	/* compressed clusters are never rolled forward (the kernel's CP_COMPRESSED) */
 	return sbi->fsync_cp || !S_ISREG(zf_le16_to_cpu(ri->i_mode)) || zlfs_cluster_log(sbi, zi) ||
-	       zf_le32_to_cpu(ri->i_links) != 1 || (sbi->nat[zi->ino].flags & ZNAT_NEED_CP) ||
+	       zf_le32_to_cpu(ri->i_links) != 1 || (zlfs_nat(sbi, zi->ino)->flags & ZNAT_NEED_CP) ||
 	       !zlfs_nid_checkpointed(sbi, zf_le32_to_cpu(ri->i_pino)) ||
 	       !(sbi->log_mask & (1u << ZF_LOG_WARM_NODE)) || sbi->rf_blocks >= RF_MAX_BLOCKS;
 }

@@ -170,7 +170,7 @@ static zf_le32 *data_slot(struct zlfs_sb *sbi, const struct gcb *b, struct znode
 	if (b->nid < ZF_ROOT_INO || b->nid >= sbi->max_nid)
 		return NULL;
 	/* a dnode not written yet (NEW_ADDR) is in the cache: its slots count */
-	const struct znat *na = &sbi->nat[b->nid];
+	const struct znat *na = zlfs_nat(sbi, b->nid);
 	if (na->blkaddr == ZF_NULL_ADDR || na->version != b->version)
 		return NULL;
 	if ((*err = zlfs_node_get(sbi, b->nid, 0, ZF_NODE_KIND_ANY, dn)))
@@ -204,7 +204,7 @@ static void drop_extent(struct zlfs_sb *sbi, struct znode *dn)
 	uint32_t ino = zf_le32_to_cpu(dn->blk.footer.ino);
 	struct znode *in;
 
-	if (ino < ZF_ROOT_INO || ino >= sbi->max_nid || sbi->nat[ino].ino != ino ||
+	if (ino < ZF_ROOT_INO || ino >= sbi->max_nid || zlfs_nat(sbi, ino)->ino != ino ||
 	    zlfs_node_get(sbi, ino, ino, ZF_NODE_KIND_INODE, &in))
 		return;
 	if (in->blk.i.i_ext.len) {
@@ -301,7 +301,7 @@ static int move_nodes(struct zlfs_sb *sbi, struct gcb *v, uint32_t n, uint8_t *b
 		if (!v[i].addr)
 			continue;
 		uint8_t *b = buf + (size_t)r++ * ZF_BLKSIZE;
-		if (sbi->nat[v[i].nid].blkaddr != v[i].addr)
+		if (zlfs_nat(sbi, v[i].nid)->blkaddr != v[i].addr)
 			continue;    /* rewritten or removed meanwhile */
 		if ((ret = zlfs_node_gc_dirty(sbi, v[i].nid, b))) {
 			if (ret != -ZLFS_EFSCORRUPTED)
@@ -371,7 +371,7 @@ static int gc_section(struct zlfs_sb *sbi, uint32_t sec, bool bg, uint32_t *move
 				b->ofs = zf_le16_to_cpu(e->ofs_in_node);
 				b->version = e->version;
 				if (node) {
-					if (b->nid >= sbi->max_nid || sbi->nat[b->nid].blkaddr != b->addr)
+					if (b->nid >= sbi->max_nid || zlfs_nat(sbi, b->nid)->blkaddr != b->addr)
 						continue;
 				} else {
 					struct znode *dn;

@@ -104,7 +104,7 @@ static int inode_node(struct zlfs_sb *sbi, uint32_t ino, struct znode **out)
 	int ret;
 
 	/* no inode by that number (a stale file handle, or a dentry naming a freed inode) */
-	if (ino < ZF_ROOT_INO || ino >= sbi->max_nid || sbi->nat[ino].ino != ino)
+	if (ino < ZF_ROOT_INO || ino >= sbi->max_nid || zlfs_nat(sbi, ino)->ino != ino)
 		return -ZLFS_EFSCORRUPTED;
 	if ((ret = zlfs_node_get(sbi, ino, ino, ZF_NODE_KIND_INODE, &n)))
 		return ret;
@@ -148,7 +148,7 @@ int zlfs_iget(struct zlfs_sb *sbi, uint32_t ino, struct zinode **out)
 /* Is n (nid ino) an inode block fit to answer for ino?  As inode_node checks. */
 static bool inode_block_ok(const struct zlfs_sb *sbi, uint32_t ino, const struct znode *n)
 {
-	return sbi->nat[ino].ino == ino &&
+	return zlfs_nat(sbi, ino)->ino == ino &&
 	       !zf_check_node_footer(&n->blk, ino, ino, ZF_NODE_KIND_INODE, NULL, 0) &&
 	       !zf_check_inode(&n->blk, sbi->max_nid, zlfs_feat(sbi), NULL, 0);
 }
@@ -158,7 +158,7 @@ int zlfs_inode_attr(struct zlfs_sb *sbi, uint32_t ino, struct zattr *a)
 	struct znode *n;
 	int ret = 0;
 
-	if (ino < ZF_ROOT_INO || ino >= sbi->max_nid || sbi->nat[ino].ino != ino)
+	if (ino < ZF_ROOT_INO || ino >= sbi->max_nid || zlfs_nat(sbi, ino)->ino != ino)
 		return -ZLFS_EFSCORRUPTED;
 	zlfs_cache_lock(sbi);
 	struct zinode *zi = ifind(sbi, ino);
@@ -360,7 +360,7 @@ int zlfs_inode_new(struct zlfs_sb *sbi, mode_t mode, uid_t uid, gid_t gid, uint3
 	if ((ret = zlfs_nid_alloc(sbi, &nid)))
 		return ret;
 	if ((ret = zlfs_node_new(sbi, nid, nid, 0, &n))) {
-		sbi->nat[nid].blkaddr = ZF_NULL_ADDR;
+		zlfs_nat_mut(sbi, nid)->blkaddr = ZF_NULL_ADDR;
 		return ret;
 	}
 	struct zf_inode *ri = &n->blk.i;

@@ -3,7 +3,8 @@
  * node block cache, writing dirty nodes to the node logs, and the mapping
  * of file blocks through F2FS's node tree.
  *
- * NAT state in memory: one entry per nid.  blkaddr NULL_ADDR = free nid;
+ * NAT state in memory: one entry per nid, in blocks of 455 (nat_blk) that
+ * exist only once one of their entries is not zero.  blkaddr NULL_ADDR = free nid;
  * NEW_ADDR = allocated, its node only in the cache so far.  NAT blocks
  * changed since the checkpoint are marked in nat_dirty and written, at the
  * checkpoint, to the copy the last checkpoint does not use.
@@ -44,6 +45,49 @@ static void nat_mark_dirty(struct zlfs_sb *sbi, uint32_t nid)
 	sbi->dirty = true;
 }
 
+int zlfs_nat_hold(struct zlfs_sb *sbi, uint32_t nid)
+{
+	struct znat **b = &sbi->nat_blk[nid / ZF_NAT_ENTRY_PER_BLOCK];
+
+	if (*b)
+		return 0;
+	*b = calloc(ZF_NAT_ENTRY_PER_BLOCK, sizeof(**b));
+	if (!*b)
+		return -ENOMEM;
+	sbi->nat_blocks_held++;
+	return 0;
+}
+
+struct znat *zlfs_nat_mut(struct zlfs_sb *sbi, uint32_t nid)
+{
+	struct znat *b = sbi->nat_blk[nid / ZF_NAT_ENTRY_PER_BLOCK];
+
+	if (!b) {
+		fprintf(stderr, "zlfs: nid %u changed without room for its NAT block\n", nid);
+		abort();
+	}
+	return &b[nid % ZF_NAT_ENTRY_PER_BLOCK];
+}
+
+/* A NAT block's entries, all zero (never used): it takes no room. */
+static bool nat_block_empty(const struct zf_nat_block *blk)
+{
+	for (uint32_t k = 0; k < ZF_NAT_ENTRY_PER_BLOCK; k++) {
+		const struct zf_nat_entry *e = &blk->entries[k];
+		if (e->version || e->ino || e->block_addr)
+			return false;
+	}
+	return true;
+}
+
+static void nat_set(struct znat *n, const struct zf_nat_entry *e)
+{
+	n->ino = zf_le32_to_cpu(e->ino);
+	n->blkaddr = zf_le32_to_cpu(e->block_addr);
+	n->version = e->version;
+	n->flags = n->blkaddr != ZF_NULL_ADDR ? ZNAT_CKPT : 0;
+}
+
 static int nat_load(struct zlfs_sb *sbi, const struct zf_journal *nat_j)
 {
 	struct zf_nat_block *blk = malloc(ZF_BLKSIZE);
@@ -54,16 +98,15 @@ static int nat_load(struct zlfs_sb *sbi, const struct zf_journal *nat_j)
 		return -ENOMEM;
 	for (uint32_t b = 0; b < nblocks; b++) {
 		int copy = zf_msb_test(sbi->nat_bitmap, b);
-		if ((ret = zlfs_read_block(sbi, zf_nat_blkaddr(&sbi->lay, b * ZF_NAT_ENTRY_PER_BLOCK,
-							      copy), blk)))
+		uint32_t first = b * ZF_NAT_ENTRY_PER_BLOCK;
+		if ((ret = zlfs_read_block(sbi, zf_nat_blkaddr(&sbi->lay, first, copy), blk)))
 			break;
-		for (uint32_t k = 0; k < ZF_NAT_ENTRY_PER_BLOCK; k++) {
-			struct znat *n = &sbi->nat[b * ZF_NAT_ENTRY_PER_BLOCK + k];
-			n->ino = zf_le32_to_cpu(blk->entries[k].ino);
-			n->blkaddr = zf_le32_to_cpu(blk->entries[k].block_addr);
-			n->version = blk->entries[k].version;
-			n->flags = n->blkaddr != ZF_NULL_ADDR ? ZNAT_CKPT : 0;
-		}
+		if (nat_block_empty(blk))
+			continue;
+		if ((ret = zlfs_nat_hold(sbi, first)))
+			break;
+		for (uint32_t k = 0; k < ZF_NAT_ENTRY_PER_BLOCK; k++)
+			nat_set(&sbi->nat_blk[b][k], &blk->entries[k]);
 	}
 	free(blk);
 	if (ret)
@@ -75,11 +118,9 @@ static int nat_load(struct zlfs_sb *sbi, const struct zf_journal *nat_j)
 		uint32_t nid = zf_le32_to_cpu(nat_j->nat_j.entries[i].nid);
 		if (nid >= sbi->max_nid)
 			return -ZLFS_EFSCORRUPTED;
-		struct znat *n = &sbi->nat[nid];
-		n->ino = zf_le32_to_cpu(nat_j->nat_j.entries[i].ne.ino);
-		n->blkaddr = zf_le32_to_cpu(nat_j->nat_j.entries[i].ne.block_addr);
-		n->version = nat_j->nat_j.entries[i].ne.version;
-		n->flags = n->blkaddr != ZF_NULL_ADDR ? ZNAT_CKPT : 0;
+		if ((ret = zlfs_nat_hold(sbi, nid)))
+			return ret;
+		nat_set(zlfs_nat_mut(sbi, nid), &nat_j->nat_j.entries[i].ne);
 		nat_mark_dirty(sbi, nid);   /* into the NAT block at the next checkpoint */
 	}
 	return 0;
@@ -88,11 +129,13 @@ static int nat_load(struct zlfs_sb *sbi, const struct zf_journal *nat_j)
 int zlfs_node_build_from(struct zlfs_sb *sbi, const struct zf_journal *nat_j)
 {
 	sbi->max_nid = sbi->lay.max_nid;
-	sbi->nat = calloc(sbi->max_nid, sizeof(*sbi->nat));
+	sbi->nat_blocks = (sbi->max_nid + ZF_NAT_ENTRY_PER_BLOCK - 1) / ZF_NAT_ENTRY_PER_BLOCK;
+	sbi->nat_blocks_held = 0;
+	sbi->nat_blk = calloc(sbi->nat_blocks, sizeof(*sbi->nat_blk));
 	sbi->nat_dirty = calloc(sbi->max_nid / ZF_NAT_ENTRY_PER_BLOCK + 1, 1);
 	sbi->node_hash_size = 65536;
 	sbi->node_hash = calloc(sbi->node_hash_size, sizeof(*sbi->node_hash));
-	if (!sbi->nat || !sbi->nat_dirty || !sbi->node_hash)
+	if (!sbi->nat_blk || !sbi->nat_dirty || !sbi->node_hash)
 		return -ENOMEM;
 	sbi->lru.lru_next = sbi->lru.lru_prev = &sbi->lru;
 	sbi->dirty_list.dirty_next = sbi->dirty_list.dirty_prev = &sbi->dirty_list;
@@ -100,7 +143,11 @@ int zlfs_node_build_from(struct zlfs_sb *sbi, const struct zf_journal *nat_j)
 	if (ret)
 		return ret;
 	for (uint32_t nid = ZF_FIRST_FREE_NID; nid < sbi->max_nid; nid++) {
-		uint32_t a = sbi->nat[nid].blkaddr;
+		if (!sbi->nat_blk[nid / ZF_NAT_ENTRY_PER_BLOCK]) {   /* all free */
+			nid = (nid / ZF_NAT_ENTRY_PER_BLOCK + 1) * ZF_NAT_ENTRY_PER_BLOCK - 1;
+			continue;
+		}
+		uint32_t a = zlfs_nat(sbi, nid)->blkaddr;
 		if (a != ZF_NULL_ADDR && a != ZF_NEW_ADDR && !zlfs_is_main_blkaddr(sbi, a)) {
 			fprintf(stderr, "zlfs: NAT entry of nid %u points outside the main area\n", nid);
 			return -ZLFS_EFSCORRUPTED;
@@ -121,10 +168,12 @@ void zlfs_node_destroy(struct zlfs_sb *sbi)
 		}
 	}
 	free(sbi->node_hash);
-	free(sbi->nat);
+	for (uint32_t b = 0; sbi->nat_blk && b < sbi->nat_blocks; b++)
+		free(sbi->nat_blk[b]);
+	free(sbi->nat_blk);
 	free(sbi->nat_dirty);
 	sbi->node_hash = NULL;
-	sbi->nat = NULL;
+	sbi->nat_blk = NULL;
 	sbi->nat_dirty = NULL;
 }
 
@@ -134,8 +183,12 @@ int zlfs_nid_alloc(struct zlfs_sb *sbi, uint32_t *nid)
 
 	for (uint32_t k = 0; k < range; k++) {
 		uint32_t n = ZF_FIRST_FREE_NID + (sbi->next_free_nid - ZF_FIRST_FREE_NID + k) % range;
-		if (sbi->nat[n].blkaddr == ZF_NULL_ADDR && !(sbi->nat[n].flags & ZNAT_FREED)) {
-			sbi->nat[n].blkaddr = ZF_NEW_ADDR;
+		const struct znat *e = zlfs_nat(sbi, n);
+		if (e->blkaddr == ZF_NULL_ADDR && !(e->flags & ZNAT_FREED)) {
+			int ret = zlfs_nat_hold(sbi, n);
+			if (ret)
+				return ret;
+			zlfs_nat_mut(sbi, n)->blkaddr = ZF_NEW_ADDR;
 			sbi->next_free_nid = n + 1 < sbi->max_nid ? n + 1 : ZF_FIRST_FREE_NID;
 			*nid = n;
 			return 0;
@@ -265,7 +318,7 @@ static void ra_insert(struct zlfs_sb *sbi, uint32_t addr, const struct zf_node *
 	for (uint32_t k = 1; k < n; k++) {
 		uint32_t nid = zf_le32_to_cpu(blks[k].footer.nid);
 		if (!zlfs_block_valid(sbi, addr + k) || nid < ZF_FIRST_FREE_NID - 1 ||
-		    nid >= sbi->max_nid || sbi->nat[nid].blkaddr != addr + k ||
+		    nid >= sbi->max_nid || zlfs_nat(sbi, nid)->blkaddr != addr + k ||
 		    (!sbi->csum_rewrite && !zf_inode_csum_ok(&blks[k], zlfs_feat(sbi), sbi->csum_seed)))
 			continue;   /* (a bad checksum is reported when the node is asked for) */
 		struct znode *rn = malloc(sizeof(*rn));
@@ -333,7 +386,7 @@ int zlfs_node_get(struct zlfs_sb *sbi, uint32_t nid, uint32_t ino, enum zf_node_
 	}
 	zlfs_cache_unlock(sbi);
 	/* readers read outside cache_lock; the NAT changes only under the exclusive lock */
-	uint32_t addr = sbi->nat[nid].blkaddr;
+	uint32_t addr = zlfs_nat(sbi, nid)->blkaddr;
 	if (addr == ZF_NULL_ADDR || addr == ZF_NEW_ADDR)
 		return zlfs_corrupt(sbi, "node %u (of inode %u) is not in the NAT", nid, ino);
 	if (!zlfs_block_valid(sbi, addr))
@@ -423,12 +476,13 @@ int zlfs_node_new(struct zlfs_sb *sbi, uint32_t nid, uint32_t ino, unsigned int 
 		return -EEXIST;
 	if (!zlfs_avail_blocks(sbi))
 		return -ENOSPC;   /* it takes a block of the user's share */
-	if (!(n = cache_add(sbi, nid)))
+	if (zlfs_nat_hold(sbi, nid) || !(n = cache_add(sbi, nid)))
 		return -ENOMEM;
 	zf_node_set_footer(&n->blk, nid, ino, ofs, sbi->cp_ver, 0);
-	sbi->nat[nid].ino = ino;
-	sbi->nat[nid].blkaddr = ZF_NEW_ADDR;
-	sbi->nat[nid].flags = 0;
+	struct znat *e = zlfs_nat_mut(sbi, nid);
+	e->ino = ino;
+	e->blkaddr = ZF_NEW_ADDR;
+	e->flags = 0;
 	nat_mark_dirty(sbi, nid);
 	sbi->valid_node_count++;
 	sbi->nr_new_nodes++;
@@ -440,11 +494,13 @@ int zlfs_node_new(struct zlfs_sb *sbi, uint32_t nid, uint32_t ino, unsigned int 
 void zlfs_node_remove(struct zlfs_sb *sbi, uint32_t nid)
 {
 	struct znode *n = cache_find(sbi, nid);
-	struct znat *e = &sbi->nat[nid];
 
 	if (n)
 		cache_drop(sbi, n);
 	zlfs_acache_del(sbi, nid);
+	if (!sbi->nat_blk[nid / ZF_NAT_ENTRY_PER_BLOCK])
+		return;   /* never used: nothing to free */
+	struct znat *e = zlfs_nat_mut(sbi, nid);
 	if (e->blkaddr != ZF_NULL_ADDR) {
 		zlfs_invalidate_block(sbi, e->blkaddr);
 		sbi->valid_node_count--;
@@ -460,21 +516,23 @@ void zlfs_node_remove(struct zlfs_sb *sbi, uint32_t nid)
 
 bool zlfs_nid_checkpointed(const struct zlfs_sb *sbi, uint32_t nid)
 {
-	return nid < sbi->max_nid && (sbi->nat[nid].flags & ZNAT_CKPT);
+	return nid < sbi->max_nid && (zlfs_nat(sbi, nid)->flags & ZNAT_CKPT);
 }
 
 void zlfs_node_need_cp(struct zlfs_sb *sbi, uint32_t ino)
 {
-	if (ino < sbi->max_nid)
-		sbi->nat[ino].flags |= ZNAT_NEED_CP;
+	if (ino < sbi->max_nid && sbi->nat_blk[ino / ZF_NAT_ENTRY_PER_BLOCK])
+		zlfs_nat_mut(sbi, ino)->flags |= ZNAT_NEED_CP;
 }
 
 void zlfs_node_after_cp(struct zlfs_sb *sbi)
 {
 	/* every node is written now: each live nid is in the checkpoint */
-	for (uint32_t nid = 0; nid < sbi->max_nid; nid++) {
-		struct znat *e = &sbi->nat[nid];
-		e->flags = e->blkaddr != ZF_NULL_ADDR && e->blkaddr != ZF_NEW_ADDR ? ZNAT_CKPT : 0;
+	for (uint32_t b = 0; b < sbi->nat_blocks; b++) {
+		struct znat *e = sbi->nat_blk[b];
+		for (uint32_t k = 0; e && k < ZF_NAT_ENTRY_PER_BLOCK; k++)
+			e[k].flags = e[k].blkaddr != ZF_NULL_ADDR && e[k].blkaddr != ZF_NEW_ADDR ?
+				     ZNAT_CKPT : 0;
 	}
 	sbi->rf_blocks = 0;
 }
@@ -515,12 +573,13 @@ static int place_node(struct zlfs_sb *sbi, struct znode *n, unsigned int log)
 	uint32_t nid = n->nid, addr;
 	int ret;
 
-	if ((ret = zlfs_alloc_block(sbi, log, nid, 0, sbi->nat[nid].version, &addr)))
+	struct znat *e = zlfs_nat_mut(sbi, nid);
+	if ((ret = zlfs_alloc_block(sbi, log, nid, 0, e->version, &addr)))
 		return ret;
-	if (sbi->nat[nid].blkaddr == ZF_NEW_ADDR)
+	if (e->blkaddr == ZF_NEW_ADDR)
 		sbi->nr_new_nodes--;
-	zlfs_invalidate_block(sbi, sbi->nat[nid].blkaddr);
-	sbi->nat[nid].blkaddr = addr;
+	zlfs_invalidate_block(sbi, e->blkaddr);
+	e->blkaddr = addr;
 	nat_mark_dirty(sbi, nid);
 	n->blk.footer.cp_ver = zf_cpu_to_le64(zlfs_cp_node_ver(sbi));
 	n->blk.footer.next_blkaddr = zf_cpu_to_le32(zlfs_log_next_blkaddr(sbi, log));
@@ -570,7 +629,7 @@ int zlfs_node_fsync(struct zlfs_sb *sbi, uint32_t ino, bool data_first)
 	 * F2FS's f2fs_need_dentry_mark: the name goes along with the first
 	 * fsync of an inode the checkpoint does not have.
 	 */
-	bool dent = !(sbi->nat[ino].flags & (ZNAT_CKPT | ZNAT_FSYNCED));
+	bool dent = !(zlfs_nat(sbi, ino)->flags & (ZNAT_CKPT | ZNAT_FSYNCED));
 	for (struct znode *n = sbi->dirty_list.dirty_next; n != &sbi->dirty_list; n = n->dirty_next) {
 		if (zf_le32_to_cpu(n->blk.footer.ino) != ino ||
 		    !zlfs_node_ofs_is_dnode(zf_node_ofs(&n->blk)))
@@ -602,7 +661,7 @@ int zlfs_node_fsync(struct zlfs_sb *sbi, uint32_t ino, bool data_first)
 		goto out;
 	sbi->st.fsync_flush_ns += zlfs_mono_ns() - t1;
 	sbi->data_unflushed = false;
-	sbi->nat[ino].flags |= ZNAT_FSYNCED;
+	zlfs_nat_mut(sbi, ino)->flags |= ZNAT_FSYNCED;
 	sbi->rf_blocks += cnt;
 out:
 	free(v);
@@ -624,7 +683,7 @@ int zlfs_nat_flush(struct zlfs_sb *sbi)
 			continue;
 		memset(blk, 0, ZF_BLKSIZE);
 		for (uint32_t k = 0; k < ZF_NAT_ENTRY_PER_BLOCK; k++) {
-			const struct znat *e = &sbi->nat[b * ZF_NAT_ENTRY_PER_BLOCK + k];
+			const struct znat *e = zlfs_nat(sbi, b * ZF_NAT_ENTRY_PER_BLOCK + k);
 			uint32_t a = e->blkaddr == ZF_NEW_ADDR ? ZF_NULL_ADDR : e->blkaddr;
 			blk->entries[k].version = e->version;
 			blk->entries[k].ino = zf_cpu_to_le32(a ? e->ino : 0);
@@ -654,7 +713,7 @@ void zlfs_node_shrink(struct zlfs_sb *sbi, uint32_t max)
 		if (!n->dirty && !n->pins) {
 			const struct zf_inode *ri = &n->blk.i;
 			if (zf_le32_to_cpu(n->blk.footer.ino) == n->nid && !zf_node_ofs(&n->blk) &&
-			    sbi->nat[n->nid].ino == n->nid &&
+			    zlfs_nat(sbi, n->nid)->ino == n->nid &&
 			    !zf_check_inode(&n->blk, sbi->max_nid, zlfs_feat(sbi), NULL, 0)) {
 				struct zattr a;
 				zlfs_attr_from_inode(n->nid, ri, zlfs_feat(sbi), &a);
@@ -822,7 +881,7 @@ int zlfs_get_dnode(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, bool 
 			if ((ret = zlfs_nid_alloc(sbi, &nid)))
 				return ret;
 			if ((ret = zlfs_node_new(sbi, nid, zi->ino, noffset[level], &child))) {
-				sbi->nat[nid].blkaddr = ZF_NULL_ADDR;
+				zlfs_nat_mut(sbi, nid)->blkaddr = ZF_NULL_ADDR;
 				return ret;
 			}
 			set_node_cold(child, !is_dir);

@@ -37,6 +37,14 @@ void zlfs_node_dirty(struct zlfs_sb *sbi, struct znode *n);
 /* Drop node nid: its block becomes invalid, its nid free. */
 void zlfs_node_remove(struct zlfs_sb *sbi, uint32_t nid);
 int zlfs_nid_alloc(struct zlfs_sb *sbi, uint32_t *nid);
+/* Room for nid's NAT block in memory: 0, or -ENOMEM. */
+int zlfs_nat_hold(struct zlfs_sb *sbi, uint32_t nid);
+/*
+ * nid's NAT entry, to change: its block has room (zlfs_nat_hold, or the
+ * entry is in use).  A block without room here is a bug, not a state of the
+ * volume: it aborts rather than write into the shared zero entry.
+ */
+struct znat *zlfs_nat_mut(struct zlfs_sb *sbi, uint32_t nid);
 /* Write every dirty node to the node logs (before a checkpoint). */
 int zlfs_node_flush(struct zlfs_sb *sbi);
 /*

@@ -179,7 +179,7 @@ static int create_inode(struct zlfs_sb *sbi, const struct zf_node *src)
 	struct znode *n;
 	int ret;
 
-	if (sbi->nat[ino].blkaddr != ZF_NULL_ADDR)
+	if (zlfs_nat(sbi, ino)->blkaddr != ZF_NULL_ADDR)
 		return -ZLFS_EFSCORRUPTED;   /* the checkpoint has another inode there */
 	if (!S_ISREG(zf_le16_to_cpu(si->i_mode)))
 		return -ZLFS_EFSCORRUPTED;   /* only regular files roll forward */
@@ -272,7 +272,7 @@ static int recover_xattr_node(struct zlfs_sb *sbi, struct zinode *zi, const stru
 		if ((ret = zlfs_nid_alloc(sbi, &xnid)))
 			return ret;
 		if ((ret = zlfs_node_new(sbi, xnid, zi->ino, ZF_XATTR_NODE_OFS, &xn))) {
-			sbi->nat[xnid].blkaddr = ZF_NULL_ADDR;
+			zlfs_nat_mut(sbi, xnid)->blkaddr = ZF_NULL_ADDR;
 			return ret;
 		}
 		xn->blk.footer.flag |= zf_cpu_to_le32(1u << ZF_NODE_COLD_BIT);
@@ -332,7 +332,7 @@ static int recover_slots(struct zlfs_sb *sbi, struct zrecovery *rc, struct zinod
 			}
 			/* the SSA's ofs_in_node counts from the first address, as F2FS's */
 			ret = zlfs_seg_claim_block(sbi, dest, dn->nid, (uint16_t)i,
-						   sbi->nat[dn->nid].version, was == ZF_NULL_ADDR);
+						   zlfs_nat(sbi, dn->nid)->version, was == ZF_NULL_ADDR);
 			if (ret == -EEXIST || ret == -EINVAL) {
 				fprintf(stderr, "zlfs: recovery: inode %u: block %u is not free; slot "
 					"left alone\n", zi->ino, dest);

@@ -129,6 +129,9 @@ int zlfs_stats_status(struct zlfs_sb *sbi, const struct zlfs_req_count *reqs, si
 	put(&b, "cached_dir_blocks=%u\n", zlfs_bcache_count(sbi));
 	put(&b, "dirty_dir_blocks=%u\n", sbi->nr_dirty_meta);
 	put(&b, "inodes_in_memory=%u\n", sbi->nr_inodes);
+	/* the NAT's blocks in memory (node.c): those with a nid ever used, of all */
+	put(&b, "nat_blocks_in_memory=%u\n", sbi->nat_blocks_held);
+	put(&b, "nat_blocks=%u\n", sbi->nat_blocks);
 	put(&b, "cached_attrs=%u\n", zlfs_acache_count(sbi));
 	put(&b, "node_cache_misses=%llu\n", (unsigned long long)sbi->st.node_misses);
 	put(&b, "node_readahead=%llu\n", (unsigned long long)sbi->st.node_readahead);

@@ -176,7 +176,7 @@ static int check_root(struct zlfs_sb *sbi, char *err, size_t errlen)
 	char why[200] = "";
 	int ret;
 
-	if (root >= sbi->max_nid || sbi->nat[root].ino != root) {
+	if (root >= sbi->max_nid || zlfs_nat(sbi, root)->ino != root) {
 		snprintf(err, errlen, "the root directory (inode %u) is missing: its NAT entry names "
 			 "no inode: run fsck.zlfs", root);
 		return -ZLFS_EFSCORRUPTED;

@@ -198,7 +198,7 @@ static int store(struct zlfs_sb *sbi, struct zinode *zi, uint8_t *buf, unsigned 
 			if ((ret = zlfs_nid_alloc(sbi, &xnid)))
 				return ret;
 			if ((ret = zlfs_node_new(sbi, xnid, zi->ino, ZF_XATTR_NODE_OFS, &n))) {
-				sbi->nat[xnid].blkaddr = ZF_NULL_ADDR;
+				zlfs_nat_mut(sbi, xnid)->blkaddr = ZF_NULL_ADDR;
 				return ret;
 			}
 			ri->i_xattr_nid = zf_cpu_to_le32(xnid);

@@ -339,7 +339,16 @@ struct zlfs_sb {
 	bool dirty;                      /* anything changed since the checkpoint */
 
 	/* NAT */
-	struct znat *nat;
+	/*
+	 * The NAT in memory, a block's worth of entries at a time: nat_blk[b]
+	 * holds nids b*455 .. b*455+454, or is NULL while every one of them is
+	 * zero (never used: free, version 0).  A volume's NAT is sized for the
+	 * volume (13.5 million nids for 64 GiB): only the blocks in use cost
+	 * memory.  Read entries with zlfs_nat, change them with zlfs_nat_mut
+	 * after zlfs_nat_hold (node.c) made the block's room.
+	 */
+	struct znat **nat_blk;
+	uint32_t nat_blocks, nat_blocks_held;
 	uint32_t max_nid;
 	uint8_t *nat_dirty;              /* one byte per NAT block */
 	uint32_t next_free_nid;          /* allocation cursor */
@@ -458,6 +467,15 @@ static inline void zlfs_note_op(struct zlfs_sb *sbi)
 
 /* ---- the mount's state, asked by every layer (inline: no calls up) ---- */
 /* The superblock's F2FS feature bits (what inode shapes and checks depend on). */
+/* nid's NAT entry (nid < max_nid); a block never used reads as zeros. */
+static inline const struct znat *zlfs_nat(const struct zlfs_sb *sbi, uint32_t nid)
+{
+	static const struct znat none;
+	const struct znat *b = sbi->nat_blk[nid / ZF_NAT_ENTRY_PER_BLOCK];
+
+	return b ? &b[nid % ZF_NAT_ENTRY_PER_BLOCK] : &none;
+}
+
 static inline uint32_t zlfs_feat(const struct zlfs_sb *sbi)
 {
 	return zf_le32_to_cpu(sbi->sb.feature);

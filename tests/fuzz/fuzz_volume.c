@@ -343,7 +343,7 @@ static void mount_walk(bool rw)
 	/* every inode the NAT names as an inode: what a file handle could reach */
 	for (uint32_t ino = ZF_ROOT_INO; ino < sbi->max_nid && ino < 4096; ino++) {
 		struct zinode *zi;
-		if (sbi->nat[ino].ino != ino || zlfs_iget(sbi, ino, &zi))
+		if (zlfs_nat(sbi, ino)->ino != ino || zlfs_iget(sbi, ino, &zi))
 			continue;
 		mode_t m = zf_le16_to_cpu(zi_raw(zi)->i_mode);
 		if (S_ISREG(m) || S_ISLNK(m))

@@ -141,7 +141,7 @@ void tu_make_tree(const char *img, struct tu_tree *t)
 uint32_t tu_node_addr(const char *img, uint32_t nid)
 {
 	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
-	uint32_t a = sbi->nat[nid].blkaddr;
+	uint32_t a = zlfs_nat(sbi, nid)->blkaddr;
 	ck_assert(zlfs_is_main_blkaddr(sbi, a));
 	tu_fs_unmount(sbi);
 	return a;

@@ -867,7 +867,7 @@ static void gather_meta(struct zlfs_sb *sbi)
 		}
 	}
 	for (uint32_t nid = 0; nid < V.max_nid; nid++) {
-		const struct znat *n = &sbi->nat[nid];
+		const struct znat *n = zlfs_nat(sbi, nid);
 		if (!n->blkaddr && !n->ino)
 			continue;
 		uint32_t b = nid / ZF_NAT_ENTRY_PER_BLOCK;
@@ -926,7 +926,8 @@ static void gather(void)
 	gather_meta(sbi);
 	struct znat *nat = malloc((size_t)V.max_nid * sizeof(*nat));
 	ck_assert_ptr_nonnull(nat);
-	memcpy(nat, sbi->nat, (size_t)V.max_nid * sizeof(*nat));
+	for (uint32_t nid = 0; nid < V.max_nid; nid++)
+		nat[nid] = *zlfs_nat(sbi, nid);
 	ck_assert_int_eq(zlfs_unmount(sbi), 0);
 	gather_nodes(fd, nat);
 	free(nat);

@@ -122,15 +122,15 @@ static uint64_t iblocks(struct zinode *zi)
 /* nid is free: no address, no inode, not to be reused before the checkpoint */
 static void nid_freed(struct zlfs_sb *sbi, uint32_t nid)
 {
-	ck_assert_msg(sbi->nat[nid].blkaddr == ZF_NULL_ADDR, "nid %u still at %u", nid,
-		      sbi->nat[nid].blkaddr);
-	ck_assert_uint_eq(sbi->nat[nid].ino, 0);
+	ck_assert_msg(zlfs_nat(sbi, nid)->blkaddr == ZF_NULL_ADDR, "nid %u still at %u", nid,
+		      zlfs_nat(sbi, nid)->blkaddr);
+	ck_assert_uint_eq(zlfs_nat(sbi, nid)->ino, 0);
 }
 
 static void nid_live(struct zlfs_sb *sbi, uint32_t nid, uint32_t ino)
 {
-	ck_assert_msg(sbi->nat[nid].blkaddr != ZF_NULL_ADDR, "nid %u freed", nid);
-	ck_assert_uint_eq(sbi->nat[nid].ino, ino);
+	ck_assert_msg(zlfs_nat(sbi, nid)->blkaddr != ZF_NULL_ADDR, "nid %u freed", nid);
+	ck_assert_uint_eq(zlfs_nat(sbi, nid)->ino, ino);
 }
 
 /* An xattr too big for the inode's inline area (200 bytes): it takes an xattr node. */
@@ -248,7 +248,7 @@ START_TEST(test_new_inode)
 	ck_assert_uint_eq(sbi->valid_node_count, nodes0 + 1);
 	ck_assert_uint_eq(sbi->nr_new_nodes, new0 + 1);
 	ck_assert_uint_eq(sbi->nr_inodes, mem0 + 1);
-	ck_assert_uint_eq(sbi->nat[ino].blkaddr, ZF_NEW_ADDR);
+	ck_assert_uint_eq(zlfs_nat(sbi, ino)->blkaddr, ZF_NEW_ADDR);
 	nid_live(sbi, ino, ino);
 	ck_assert_ptr_eq(zlfs_ifind(sbi, ino), zi);
 	ck_assert_uint_eq(zi->nlookup, 0);
@@ -273,7 +273,7 @@ START_TEST(test_new_inode)
 	ck_assert_ptr_null(zlfs_ifind(sbi, dino));
 	nid_freed(sbi, ino);
 	nid_freed(sbi, dino);
-	ck_assert(sbi->nat[ino].flags & ZNAT_FREED);
+	ck_assert(zlfs_nat(sbi, ino)->flags & ZNAT_FREED);
 	ck_assert_ptr_null(zlfs_node_cached(sbi, ino));
 	ck_assert_uint_eq(sbi->valid_inode_count, inodes0);
 	ck_assert_uint_eq(sbi->valid_node_count, nodes0);
@@ -1170,7 +1170,7 @@ START_TEST(test_fsync_chain_csum)
 	g = mk(sbi, ZF_ROOT_INO, "g", S_IFREG | 0644);
 	fill(sbi, g, 3, 5, 0);
 	ck_assert_int_eq(zlfs_file_fsync(sbi, g, false), 0);
-	uint32_t at = sbi->nat[g->ino].blkaddr;
+	uint32_t at = zlfs_nat(sbi, g->ino)->blkaddr;
 	ck_assert_int_eq(zlfs_shutdown(sbi, ZLFS_GOING_DOWN_NOSYNC), 0);   /* the crash */
 	tu_fs_unmount(sbi);
 	if (damage) {

@@ -11,7 +11,11 @@
  *     every inode still reads as last written (a stale one would show its
  *     old mode);
  *   - misses far apart read one block each (no readahead);
- *   - fsck.f2fs is clean afterwards.
+ *   - fsck.f2fs is clean afterwards;
+ *   - the NAT in memory holds only the blocks with a nid ever used: a fresh
+ *     volume one, a nid handed out in an unused block adds its block, which
+ *     comes back after a remount (from the NAT block or the checkpoint's
+ *     journal), and stays when the nid is freed (its version is kept).
  */
 #include <check.h>
 #include <errno.h>
@@ -22,6 +26,7 @@
 #include "zlfs.h"
 #include "checkpoint.h"
 #include "node.h"
+#include "segment.h"
 #include "inode.h"
 #include "namei.h"
 #include "testutil.h"
@@ -99,7 +104,7 @@ START_TEST(test_readahead)
 	for (uint32_t below = UINT32_MAX;; far++) {
 		uint32_t best = 0, pick = 0;
 		for (int i = 0; i < NFILES; i++) {   /* the highest address well below `below` */
-			uint32_t a = sbi->nat[inos[i]].blkaddr;
+			uint32_t a = zlfs_nat(sbi, inos[i])->blkaddr;
 			if (a + 64 < below && a > best) {
 				best = a;
 				pick = inos[i];
@@ -121,12 +126,57 @@ START_TEST(test_readahead)
 }
 END_TEST
 
+START_TEST(test_nat_blocks)
+{
+	char *img = tu_fs_volume("nat.img");
+	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
+	struct zlfs_cred c = { 0, 0, 0 };
+	struct zinode *zi;
+	const uint32_t per = ZF_NAT_ENTRY_PER_BLOCK, want = 10 * per + 3;
+
+	ck_assert_uint_gt(sbi->nat_blocks, 12);
+	ck_assert_uint_eq(sbi->nat_blocks_held, 1);    /* the root and the reserved nids */
+	ck_assert_ptr_null(sbi->nat_blk[10]);
+	ck_assert_uint_eq(zlfs_nat(sbi, want)->blkaddr, ZF_NULL_ADDR);
+	ck_assert_uint_eq(zlfs_nat(sbi, sbi->max_nid - 1)->ino, 0);
+
+	/* the allocator's next nid is in block 10: the file's inode takes it */
+	sbi->next_free_nid = want;
+	ck_assert_int_eq(zlfs_create(sbi, &c, ZF_ROOT_INO, "f", S_IFREG | 0644, 0, NULL, &zi), 0);
+	ck_assert_uint_eq(zi->ino, want);
+	zlfs_iput(sbi, zi, 0);
+	ck_assert_uint_eq(sbi->nat_blocks_held, 2);
+	ck_assert_ptr_nonnull(sbi->nat_blk[10]);
+	tu_fs_unmount(sbi);
+
+	sbi = tu_fs_mount(img, 0);
+	ck_assert_uint_eq(sbi->nat_blocks_held, 2);
+	ck_assert_uint_eq(zlfs_nat(sbi, want)->ino, want);
+	ck_assert(zlfs_is_main_blkaddr(sbi, zlfs_nat(sbi, want)->blkaddr));
+	ck_assert_uint_eq(tu_lookup(sbi, ZF_ROOT_INO, "f"), want);
+	ck_assert_int_eq(zlfs_unlink(sbi, ZF_ROOT_INO, "f", false), 0);
+	ck_assert_uint_eq(zlfs_nat(sbi, want)->blkaddr, ZF_NULL_ADDR);
+	ck_assert_uint_eq(zlfs_nat(sbi, want)->version, 1);
+	tu_fs_unmount(sbi);
+
+	/* freed, its version kept: the block is not all zeros, so it is held */
+	sbi = tu_fs_mount(img, 0);
+	ck_assert_uint_eq(sbi->nat_blocks_held, 2);
+	ck_assert_uint_eq(zlfs_nat(sbi, want)->version, 1);
+	ck_assert_uint_eq(zlfs_nat(sbi, want)->blkaddr, ZF_NULL_ADDR);
+	tu_fs_unmount(sbi);
+	tu_fsck_clean(img);
+	free(img);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("node");
 	TCase *tc = tcase_create("readahead");
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_readahead);
+	tcase_add_test(tc, test_nat_blocks);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

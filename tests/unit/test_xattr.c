@@ -412,7 +412,7 @@ START_TEST(test_node_space)
 	expect(sbi, zi, "user.v", big_a, MAX_VALUE(0, 1));
 	uint32_t x = xnid(zi);
 	ck_assert_uint_ne(x, 0);
-	ck_assert_uint_eq(sbi->nat[x].ino, zi->ino);
+	ck_assert_uint_eq(zlfs_nat(sbi, x)->ino, zi->ino);
 	ck_assert_uint_eq(iblocks(zi), blocks0 + 1);
 	ck_assert_uint_eq(sbi->valid_node_count, nodes0 + 1);
 	ck_assert_uint_eq(zlfs_avail_blocks(sbi), avail0 - 1);
@@ -427,7 +427,7 @@ START_TEST(test_node_space)
 	/* the last one removed: the node goes, nid and block with it */
 	ck_assert_int_eq(zlfs_xattr_remove(sbi, zi, "user.v"), 0);
 	ck_assert_uint_eq(xnid(zi), 0);
-	ck_assert_uint_eq(sbi->nat[x].blkaddr, ZF_NULL_ADDR);
+	ck_assert_uint_eq(zlfs_nat(sbi, x)->blkaddr, ZF_NULL_ADDR);
 	ck_assert_uint_eq(iblocks(zi), blocks0);
 	ck_assert_uint_eq(sbi->valid_node_count, nodes0);
 	ck_assert_uint_eq(zlfs_avail_blocks(sbi), avail0);
@@ -482,7 +482,7 @@ START_TEST(test_node_space)
 	}
 	expect(sbi, zi, "user.x", big_b, 399);
 	x = xnid(zi);
-	uint32_t addr = sbi->nat[x].blkaddr;
+	uint32_t addr = zlfs_nat(sbi, x)->blkaddr;
 	ck_assert(zlfs_is_main_blkaddr(sbi, addr));
 	ck_assert(zlfs_block_valid(sbi, addr));
 	uint64_t valid = sbi->valid_block_count;
@@ -493,7 +493,7 @@ START_TEST(test_node_space)
 	}
 	ck_assert_int_eq(zlfs_xattr_remove(sbi, zi, "user.x"), 0);
 	ck_assert_uint_eq(xnid(zi), 0);
-	ck_assert_uint_eq(sbi->nat[x].blkaddr, ZF_NULL_ADDR);
+	ck_assert_uint_eq(zlfs_nat(sbi, x)->blkaddr, ZF_NULL_ADDR);
 	ck_assert(!zlfs_block_valid(sbi, addr));
 	ck_assert_uint_eq(sbi->valid_block_count, valid - 1);
 	ck_assert_uint_eq(iblocks(zi), 1);
@@ -551,7 +551,7 @@ START_TEST(test_inline_area)
 	/* back to what fits: the node goes */
 	ck_assert_int_eq(zlfs_xattr_set(sbi, zi, "user.i", big_b, fit, 0), 0);
 	ck_assert_uint_eq(xnid(zi), 0);
-	ck_assert_uint_eq(sbi->nat[x].blkaddr, ZF_NULL_ADDR);
+	ck_assert_uint_eq(zlfs_nat(sbi, x)->blkaddr, ZF_NULL_ADDR);
 	ck_assert_uint_eq(sbi->valid_node_count, nodes0);
 	ck_assert_uint_eq(iblocks(zi), 1);
 	expect(sbi, zi, "user.i", big_b, fit);
@@ -625,7 +625,7 @@ START_TEST(test_inline_area)
 		ck_assert_int_eq(zlfs_xattr_remove(sbi, zi, nm), 0);
 	}
 	ck_assert_uint_eq(xnid(zi), 0);
-	ck_assert_uint_eq(sbi->nat[x].blkaddr, ZF_NULL_ADDR);
+	ck_assert_uint_eq(zlfs_nat(sbi, x)->blkaddr, ZF_NULL_ADDR);
 	for (int i = 0; i < 8; i++) {
 		snprintf(nm, sizeof(nm), "user.%02d", i);
 		expect(sbi, zi, nm, big_a + 100 * i, 14);
@@ -913,8 +913,8 @@ START_TEST(test_enospc)
 			ck_assert_uint_eq(iblocks(x[n]), 1);
 			ck_assert(zlfs_xattr_none(zi_raw(x[n]), zlfs_feat(sbi)));
 			absent(sbi, x[n], "user.n");
-			ck_assert_uint_eq(sbi->nat[cursor].blkaddr, ZF_NULL_ADDR);
-			ck_assert_uint_eq(sbi->nat[cursor].ino, 0);
+			ck_assert_uint_eq(zlfs_nat(sbi, cursor)->blkaddr, ZF_NULL_ADDR);
+			ck_assert_uint_eq(zlfs_nat(sbi, cursor)->ino, 0);
 			break;
 		}
 	}
