@@ -1,0 +1,83 @@
+#!/bin/bash
+# bench/scale.sh BUILD_DIR [ROUNDS=3] - what a volume's size costs before it
+# holds anything: mkfs time, mount time, and the daemon's memory mounted
+# empty, for 64 GiB, 1 TiB, 4 TiB and 15 TiB (F2FS's block addresses stop
+# at 16 TiB).  Run as root (it mounts).
+#
+#   bash bench/scale.sh build 3
+#
+# Each volume is an emulated zoned image, sparse (zlfs-zdev create without
+# --thick: only what mkfs writes takes room on the host), 256 MiB zones as
+# on host-managed SMR disks, with conventional zones for the metadata as
+# mkfs.zlfs needs them for that size: 8, 16, 64, 160.  Images go under
+# $ZLFS_BENCH_DIR (default /var/tmp; a 15 TiB volume's metadata takes about
+# 700 MB there).  Per round and size, interleaved (sizes in turn, rounds
+# around them): mkfs.zlfs, then the mount until the mount point answers
+# (zlfs forks once mounted), then VmRSS of the daemon and the NAT blocks it
+# holds (.zlfs/status nat_blocks_in_memory of nat_blocks), then unmount.
+# Prints the samples and the medians; SCALE_SIZES picks sizes ("64G 1T").
+#
+# What it does not measure yet (issue 25): RSS after a million files, GC's
+# victim selection at 80% use, ten million files, million-entry directories.
+set -eu
+B=$(cd "${1:?usage: scale.sh BUILD_DIR [ROUNDS]}" && pwd)
+ROUNDS=${2:-3}
+SIZES=${SCALE_SIZES:-64G 1T 4T 15T}
+BASE=${ZLFS_BENCH_DIR:-/var/tmp}
+DIR=$(mktemp -d "$BASE/zlfs-scale.XXXXXX")
+MNT=$DIR/mnt
+mkdir -p "$MNT"
+cleanup() {
+	mountpoint -q "$MNT" && "$B/fs/zlfs-umount" "$MNT" 2>/dev/null
+	rm -rf "$DIR"
+}
+trap cleanup EXIT
+
+conv_zones() {
+	case $1 in
+	64G) echo 8 ;; 1T) echo 16 ;; 4T) echo 64 ;; *) echo 160 ;;
+	esac
+}
+
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+
+# one_round SIZE: prints "SIZE mkfs_s mount_s rss_kib nat_held nat_blocks"
+one_round() {
+	local img=$DIR/$1.img t0 t1 t2 pid rss held all
+	[ -f "$img" ] || "$B/fs/zlfs-zdev" create "$img" --size "$1" --zone-size 256M \
+		--conv-zones "$(conv_zones "$1")" --force >/dev/null
+	t0=$(now)
+	"$B/mkfs/mkfs.zlfs" -f "$img" >/dev/null
+	t1=$(now)
+	"$B/fs/zlfs" "$img" "$MNT"
+	t2=$(now)
+	pid=$(pgrep -f "^$B/fs/zlfs $img $MNT" | head -1)
+	rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status")
+	held=$(sed -n 's/^nat_blocks_in_memory=//p' "$MNT/.zlfs/status")
+	all=$(sed -n 's/^nat_blocks=//p' "$MNT/.zlfs/status")
+	"$B/fs/zlfs-umount" "$MNT"
+	while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+	echo "$1 $(secs "$t0" "$t1") $(secs "$t1" "$t2") $rss $held $all"
+}
+
+echo "samples: size mkfs_s mount_s rss_kib nat_blocks_in_memory nat_blocks"
+for ((r = 1; r <= ROUNDS; r++)); do
+	for s in $SIZES; do
+		one_round "$s" | tee -a "$DIR/samples"
+	done
+done
+echo
+# median COLUMN SIZE; range COLUMN SIZE: over the rounds of one size
+median() { awk -v s="$2" -v c="$1" '$1 == s {print $c}' "$DIR/samples" | sort -n |
+	awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+range() { awk -v s="$2" -v c="$1" '$1 == s {print $c}' "$DIR/samples" | sort -n |
+	awk '{ v[NR] = $1 } END { print v[1] "-" v[NR] }'; }
+echo "| volume | mkfs s | mount s (range) | RSS mounted, empty (range) | NAT blocks held |"
+echo "|---|---:|---:|---:|---:|"
+for s in $SIZES; do
+	printf "| %s | %s | %s (%s) | %s MiB (%s KiB) | %s of %s |\n" "$s" "$(median 2 "$s")" \
+		"$(median 3 "$s")" "$(range 3 "$s")" \
+		"$(awk -v k="$(median 4 "$s")" 'BEGIN { printf "%.1f", k / 1024 }')" "$(range 4 "$s")" \
+		"$(median 5 "$s")" "$(median 6 "$s")"
+done
