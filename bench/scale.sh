@@ -14,7 +14,8 @@
 # 700 MB there).  Per round and size, interleaved (sizes in turn, rounds
 # around them): mkfs.zlfs, then the mount until the mount point answers
 # (zlfs forks once mounted), then VmRSS of the daemon and the NAT blocks it
-# holds (.zlfs/status nat_blocks_in_memory of nat_blocks), then unmount.
+# holds (.zlfs/status nat_blocks_in_memory of nat_blocks, and the SIT's:
+# sit_blocks_in_memory of sit_blocks), then unmount.
 # Prints the samples and the medians; SCALE_SIZES picks sizes ("64G 1T").
 #
 # What it does not measure yet (issue 25): RSS after a million files, GC's
@@ -42,9 +43,9 @@ conv_zones() {
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 
-# one_round SIZE: prints "SIZE mkfs_s mount_s rss_kib nat_held nat_blocks"
+# one_round SIZE: prints "SIZE mkfs_s mount_s rss_kib nat_held nat_blocks sit_held sit_blocks"
 one_round() {
-	local img=$DIR/$1.img t0 t1 t2 pid rss held all
+	local img=$DIR/$1.img t0 t1 t2 pid rss held all sheld sall
 	[ -f "$img" ] || "$B/fs/zlfs-zdev" create "$img" --size "$1" --zone-size 256M \
 		--conv-zones "$(conv_zones "$1")" --force >/dev/null
 	t0=$(now)
@@ -56,12 +57,15 @@ one_round() {
 	rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status")
 	held=$(sed -n 's/^nat_blocks_in_memory=//p' "$MNT/.zlfs/status")
 	all=$(sed -n 's/^nat_blocks=//p' "$MNT/.zlfs/status")
+	sheld=$(sed -n 's/^sit_blocks_in_memory=//p' "$MNT/.zlfs/status")
+	sall=$(sed -n 's/^sit_blocks=//p' "$MNT/.zlfs/status")
 	"$B/fs/zlfs-umount" "$MNT"
 	while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
-	echo "$1 $(secs "$t0" "$t1") $(secs "$t1" "$t2") $rss $held $all"
+	echo "$1 $(secs "$t0" "$t1") $(secs "$t1" "$t2") $rss $held $all $sheld $sall"
 }
 
-echo "samples: size mkfs_s mount_s rss_kib nat_blocks_in_memory nat_blocks"
+echo "samples: size mkfs_s mount_s rss_kib nat_blocks_in_memory nat_blocks" \
+	"sit_blocks_in_memory sit_blocks"
 for ((r = 1; r <= ROUNDS; r++)); do
 	for s in $SIZES; do
 		one_round "$s" | tee -a "$DIR/samples"
@@ -73,11 +77,13 @@ median() { awk -v s="$2" -v c="$1" '$1 == s {print $c}' "$DIR/samples" | sort -n
 	awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 range() { awk -v s="$2" -v c="$1" '$1 == s {print $c}' "$DIR/samples" | sort -n |
 	awk '{ v[NR] = $1 } END { print v[1] "-" v[NR] }'; }
-echo "| volume | mkfs s | mount s (range) | RSS mounted, empty (range) | NAT blocks held |"
-echo "|---|---:|---:|---:|---:|"
+echo "| volume | mkfs s | mount s (range) | RSS mounted, empty (range) | NAT blocks held |" \
+	"SIT blocks held |"
+echo "|---|---:|---:|---:|---:|---:|"
 for s in $SIZES; do
-	printf "| %s | %s | %s (%s) | %s MiB (%s KiB) | %s of %s |\n" "$s" "$(median 2 "$s")" \
+	printf "| %s | %s | %s (%s) | %s MiB (%s KiB) | %s of %s | %s of %s |\n" "$s" \
+		"$(median 2 "$s")" \
 		"$(median 3 "$s")" "$(range 3 "$s")" \
 		"$(awk -v k="$(median 4 "$s")" 'BEGIN { printf "%.1f", k / 1024 }')" "$(range 4 "$s")" \
-		"$(median 5 "$s")" "$(median 6 "$s")"
+		"$(median 5 "$s")" "$(median 6 "$s")" "$(median 7 "$s")" "$(median 8 "$s")"
 done

@@ -256,26 +256,6 @@ bool zlfs_cp_chain_pending(struct zlfs_sb *sbi)
 	return pending;
 }
 
-static uint32_t free_segment_count(const struct zlfs_sb *sbi)
-{
-	uint32_t n = 0;
-
-	/*
-	 * As fsck.f2fs counts: empty segments that are not a log's; on a device
-	 * whose zones it sees, not those past a zone's capacity either.
-	 */
-	for (uint32_t s = 0; s < sbi->nr_segs; s++) {
-		bool cur = false;
-		if (sbi->lay.zones_visible && !zf_layout_usable_blocks(&sbi->lay, s))
-			continue;
-		for (int i = 0; i < ZF_NR_LOGS; i++)
-			cur |= sbi->logs[i].segno == s;
-		if (!sbi->segs[s].valid && !cur)
-			n++;
-	}
-	return n;
-}
-
 /* Steps 1 and 2: what the checkpoint points at, written to the logs, NAT, SIT and SSA. */
 static int flush_dependents(struct zlfs_sb *sbi)
 {
@@ -304,7 +284,7 @@ static void fill_head(struct zlfs_sb *sbi, uint64_t ver, bool umount, uint32_t n
 	cp->checkpoint_ver = zf_cpu_to_le64(ver);
 	cp->user_block_count = zf_cpu_to_le64(sbi->user_block_count);
 	cp->valid_block_count = zf_cpu_to_le64(sbi->valid_block_count + sbi->reserved_blocks);
-	cp->free_segment_count = zf_cpu_to_le32(free_segment_count(sbi));
+	cp->free_segment_count = zf_cpu_to_le32(zlfs_seg_free_count(sbi));
 	for (int i = 0; i < ZF_NR_LOGS; i++) {
 		bool node = zf_log_is_node((unsigned int)i);
 		int k = node ? i - ZF_LOG_HOT_NODE : i;

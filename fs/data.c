@@ -89,6 +89,14 @@ int zlfs_read_block(struct zlfs_sb *sbi, uint32_t blkaddr, void *buf)
 			    (uint64_t)blkaddr * ZF_BLKSIZE, 0, NULL);
 }
 
+int zlfs_read_run(struct zlfs_sb *sbi, uint32_t blkaddr, uint32_t n, void *buf)
+{
+	if ((uint64_t)blkaddr + n > zf_le64_to_cpu(sbi->sb.block_count))
+		return -ZLFS_EFSCORRUPTED;
+	return n ? zlfs_disp_rw(sbi->disp, ZLFS_OP_READ, buf, n * ZF_BLKSIZE,
+				(uint64_t)blkaddr * ZF_BLKSIZE, 0, NULL) : 0;
+}
+
 /* Metadata in the conventional area: written in place. */
 int zlfs_write_meta_block(struct zlfs_sb *sbi, uint32_t blkaddr, const void *buf)
 {

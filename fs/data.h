@@ -22,6 +22,12 @@ int zlfs_corrupt(struct zlfs_sb *sbi, const char *fmt, ...) __attribute__((forma
  */
 void zlfs_info(struct zlfs_sb *sbi, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int zlfs_read_block(struct zlfs_sb *sbi, uint32_t blkaddr, void *buf);
+/*
+ * n blocks from blkaddr on, in one command (the mount's table reads: one
+ * command per run, not per block).  Synchronous; the lock is not dropped.
+ */
+int zlfs_read_run(struct zlfs_sb *sbi, uint32_t blkaddr, uint32_t n, void *buf);
+#define ZLFS_READ_RUN_MAX 512u   /* blocks a caller reads in one run at most (2 MiB) */
 /* Metadata in the conventional area: written in place. */
 int zlfs_write_meta_block(struct zlfs_sb *sbi, uint32_t blkaddr, const void *buf);
 struct zlfs_wbatch;

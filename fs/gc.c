@@ -347,14 +347,14 @@ static int gc_section(struct zlfs_sb *sbi, uint32_t sec, bool bg, uint32_t *move
 	for (uint32_t i = 0; i < sbi->segs_per_sec && !ret; i++) {
 		uint32_t segno = sec * sbi->segs_per_sec + i;
 		uint32_t usable = zf_layout_usable_blocks(&sbi->lay, segno);
-		if (!sbi->segs[segno].valid || !usable)
+		if (!zlfs_seg(sbi, segno)->valid || !usable)
 			continue;
 		if ((ret = zlfs_read_block(sbi, zf_ssa_blkaddr(&sbi->lay, segno), sum)))
 			break;
-		bool node = zf_log_is_node(sbi->segs[segno].type);
+		bool node = zf_log_is_node(zlfs_seg(sbi, segno)->type);
 		if (sum->footer.entry_type != (node ? ZF_SUM_TYPE_NODE : ZF_SUM_TYPE_DATA)) {
 			fprintf(stderr, "zlfs: gc: segment %u: summary type %u does not match its SIT "
-				"type %u\n", segno, sum->footer.entry_type, sbi->segs[segno].type);
+				"type %u\n", segno, sum->footer.entry_type, zlfs_seg(sbi, segno)->type);
 			ret = -ZLFS_EFSCORRUPTED;     /* the caller leaves the section alone */
 			break;
 		}
@@ -362,7 +362,7 @@ static int gc_section(struct zlfs_sb *sbi, uint32_t sec, bool bg, uint32_t *move
 		for (uint32_t off = 0; off < usable && !ret; ) {
 			uint32_t n = 0;
 			for (; off < usable && n < GC_CHUNK; off++) {
-				if (!zf_msb_test(sbi->segs[segno].map, off))
+				if (!zf_msb_test(zlfs_seg(sbi, segno)->map, off))
 					continue;
 				const struct zf_summary *e = &sum->entries[off];
 				struct gcb *b = &v[n];
@@ -419,12 +419,16 @@ static uint32_t pick_victim(const struct zlfs_sb *sbi, bool cb)
 	uint32_t victim = NO_VICTIM;
 
 	if (cb) {
-		for (uint32_t i = 0; i < sbi->nr_segs; i++) {
-			const struct zseg *g = &sbi->segs[i];
-			if (!g->valid)
-				continue;
-			min_mt = g->mtime < min_mt ? g->mtime : min_mt;
-			max_mt = g->mtime > max_mt ? g->mtime : max_mt;
+		/* segments in use live in the SIT blocks in memory */
+		for (uint32_t b = 0; b < sbi->sit_blocks; b++) {
+			const struct zseg *e = sbi->sit_blk[b];
+			for (uint32_t k = 0; e && k < ZF_SIT_ENTRY_PER_BLOCK; k++) {
+				const struct zseg *g = &e[k];
+				if (!g->valid)
+					continue;
+				min_mt = g->mtime < min_mt ? g->mtime : min_mt;
+				max_mt = g->mtime > max_mt ? g->mtime : max_mt;
+			}
 		}
 	}
 	for (uint32_t s = 0; s < sbi->nr_secs; s++) {
@@ -438,7 +442,7 @@ static uint32_t pick_victim(const struct zlfs_sb *sbi, bool cb)
 				uint32_t segno = s * sbi->segs_per_sec + i;
 				if (!zf_layout_usable_blocks(&sbi->lay, segno))
 					continue;
-				mt += sbi->segs[segno].mtime;
+				mt += zlfs_seg(sbi, segno)->mtime;
 				nseg++;
 			}
 			mt = nseg ? mt / nseg : 0;

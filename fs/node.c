@@ -90,25 +90,37 @@ static void nat_set(struct znat *n, const struct zf_nat_entry *e)
 
 static int nat_load(struct zlfs_sb *sbi, const struct zf_journal *nat_j)
 {
-	struct zf_nat_block *blk = malloc(ZF_BLKSIZE);
 	uint32_t nblocks = sbi->max_nid / ZF_NAT_ENTRY_PER_BLOCK;
+	uint8_t *buf = malloc((size_t)ZLFS_READ_RUN_MAX * ZF_BLKSIZE);
 	int ret = 0;
 
-	if (!blk)
+	if (!buf)
 		return -ENOMEM;
-	for (uint32_t b = 0; b < nblocks; b++) {
+	/*
+	 * A run at a time: consecutive blocks whose live copy is the same one
+	 * lie side by side within a NAT segment (the copies alternate by
+	 * segment), so a volume's whole NAT is a few hundred reads, not one
+	 * per block.
+	 */
+	for (uint32_t b = 0; b < nblocks && !ret;) {
 		int copy = zf_msb_test(sbi->nat_bitmap, b);
-		uint32_t first = b * ZF_NAT_ENTRY_PER_BLOCK;
-		if ((ret = zlfs_read_block(sbi, zf_nat_blkaddr(&sbi->lay, first, copy), blk)))
+		uint32_t n = 1;
+		while (b + n < nblocks && n < ZLFS_READ_RUN_MAX && (b + n) % ZF_BLKS_PER_SEG &&
+		       zf_msb_test(sbi->nat_bitmap, b + n) == copy)
+			n++;
+		if ((ret = zlfs_read_run(sbi, zf_nat_blkaddr(&sbi->lay, b * ZF_NAT_ENTRY_PER_BLOCK, copy),
+					 n, buf)))
 			break;
-		if (nat_block_empty(blk))
-			continue;
-		if ((ret = zlfs_nat_hold(sbi, first)))
-			break;
-		for (uint32_t k = 0; k < ZF_NAT_ENTRY_PER_BLOCK; k++)
-			nat_set(&sbi->nat_blk[b][k], &blk->entries[k]);
+		for (uint32_t i = 0; i < n && !ret; i++, b++) {
+			const struct zf_nat_block *blk = (const void *)(buf + (size_t)i * ZF_BLKSIZE);
+			uint32_t first = b * ZF_NAT_ENTRY_PER_BLOCK;
+			if (nat_block_empty(blk) || (ret = zlfs_nat_hold(sbi, first)))
+				continue;
+			for (uint32_t k = 0; k < ZF_NAT_ENTRY_PER_BLOCK; k++)
+				nat_set(&sbi->nat_blk[b][k], &blk->entries[k]);
+		}
 	}
-	free(blk);
+	free(buf);
 	if (ret)
 		return ret;
 	unsigned int cnt = zf_le16_to_cpu(nat_j->n_nats);

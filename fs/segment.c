@@ -77,39 +77,175 @@ static uint32_t sec_usable(const struct zlfs_sb *sbi, uint32_t sec)
 	return n;
 }
 
+/* ---- the SIT in memory, a block at a time ------------------------------------------ */
+
+#define SIT_PER_BLK ZF_SIT_ENTRY_PER_BLOCK
+
+/* A segment whose entry is about to change: sit_hold made its block's room. */
+static struct zseg *seg_mut(struct zlfs_sb *sbi, uint32_t segno)
+{
+	struct zseg *b = sbi->sit_blk[segno / SIT_PER_BLK];
+
+	if (!b) {
+		fprintf(stderr, "zlfs: BUG: segment %u changed without its SIT block in memory\n",
+			segno);
+		abort();
+	}
+	return &b[segno % SIT_PER_BLK];
+}
+
+/* Room for segno's SIT block (all free, as an absent block reads) before it changes. */
+static int sit_hold(struct zlfs_sb *sbi, uint32_t segno)
+{
+	uint32_t b = segno / SIT_PER_BLK;
+
+	if (sbi->sit_blk[b])
+		return 0;
+	if (!(sbi->sit_blk[b] = calloc(SIT_PER_BLK, sizeof(struct zseg))))
+		return -ENOMEM;
+	sbi->sit_blocks_held++;
+	return 0;
+}
+
+static void sit_mark_dirty(struct zlfs_sb *sbi, uint32_t segno)
+{
+	sbi->sit_dirty[segno / SIT_PER_BLK] = 1;
+}
+
+static bool sit_block_has_log(const struct zlfs_sb *sbi, uint32_t b)
+{
+	for (int i = 0; i < ZF_NR_LOGS; i++)
+		if (sbi->logs[i].segno / SIT_PER_BLK == b)
+			return true;
+	return false;
+}
+
+/*
+ * A clean block whose segments are all free and no log's gives its memory
+ * back: read again it is all zeros, which is what the volume holds for
+ * free segments (a free segment's type and mtime on disk mean nothing,
+ * and are written as zeros the next time the block is).
+ */
+static void sit_release(struct zlfs_sb *sbi, uint32_t b)
+{
+	struct zseg *e = sbi->sit_blk[b];
+
+	if (!e || sbi->sit_dirty[b] || sit_block_has_log(sbi, b))
+		return;
+	for (uint32_t k = 0; k < SIT_PER_BLK; k++)
+		if (e[k].valid)
+			return;
+	free(e);
+	sbi->sit_blk[b] = NULL;
+	sbi->sit_blocks_held--;
+}
+
 /* ---- loading ---------------------------------------------------------------- */
 
-static void sit_load_entry(struct zlfs_sb *sbi, uint32_t segno, const struct zf_sit_entry *e)
+static void sit_load_entry(struct zseg *s, const struct zf_sit_entry *e)
 {
-	struct zseg *s = &sbi->segs[segno];
-
 	s->valid = (uint16_t)zf_sit_vblocks(e);
 	s->type = (uint8_t)zf_sit_type(e);
 	s->mtime = zf_le64_to_cpu(e->mtime) * 1000;   /* seconds on disk, ms here */
 	memcpy(s->map, e->valid_map, sizeof(s->map));
 }
 
-/* Read the SIT (the live copy of each block) and overlay the CP's SIT journal. */
-static int sit_load(struct zlfs_sb *sbi, const struct zf_journal *sit_j)
+/*
+ * On a zoned volume, every zone's condition in a few reports: a section
+ * whose zone is empty has nothing written, so nothing valid, and the
+ * mount need not read its SIT entries (on a 15 TiB volume most of 140,000
+ * SIT blocks).  The conditions are kept for zlfs_seg_fix_zones.
+ */
+static int report_all_zones(struct zlfs_sb *sbi)
 {
-	struct zf_sit_block *blk = malloc(ZF_BLKSIZE);
+	enum { BATCH = 1024 };
+	struct zlfs_zone *z;
 	int ret = 0;
 
-	if (!blk)
+	if (!sbi->lay.zoned)
+		return 0;
+	sbi->mount_zcond = malloc(sbi->nr_secs);
+	z = malloc(BATCH * sizeof(*z));
+	if (!sbi->mount_zcond || !z) {
+		free(z);
 		return -ENOMEM;
-	for (uint32_t b = 0; b * ZF_SIT_ENTRY_PER_BLOCK < sbi->nr_segs; b++) {
-		int copy = zf_msb_test(sbi->sit_bitmap, b);
-		if ((ret = zlfs_read_block(sbi, zf_sit_blkaddr(&sbi->lay, b * ZF_SIT_ENTRY_PER_BLOCK,
-							      copy), blk)))
-			break;
-		for (uint32_t k = 0; k < ZF_SIT_ENTRY_PER_BLOCK; k++) {
-			uint32_t segno = b * ZF_SIT_ENTRY_PER_BLOCK + k;
-			if (segno >= sbi->nr_segs)
-				break;
-			sit_load_entry(sbi, segno, &blk->entries[k]);
-		}
 	}
-	free(blk);
+	for (uint32_t s = 0; s < sbi->nr_secs && !ret;) {
+		uint32_t nr = sbi->nr_secs - s < BATCH ? sbi->nr_secs - s : BATCH;
+		if ((ret = zlfs_disp_report(sbi->disp, sbi->lay.main_zone + s, z, &nr)))
+			break;
+		if (!nr)
+			ret = -EIO;
+		for (uint32_t i = 0; i < nr; i++)
+			sbi->mount_zcond[s + i] = z[i].cond;
+		s += nr;
+	}
+	free(z);
+	return ret;
+}
+
+/* Must the mount read SIT block b?  Not when all its segments lie in empty zones. */
+static bool sit_block_needed(const struct zlfs_sb *sbi, uint32_t b)
+{
+	uint32_t first = b * SIT_PER_BLK;
+	uint32_t end = first + SIT_PER_BLK < sbi->nr_segs ? first + SIT_PER_BLK : sbi->nr_segs;
+
+	if (!sbi->mount_zcond || sit_block_has_log(sbi, b))
+		return true;
+	for (uint32_t sec = sec_of(sbi, first); sec <= sec_of(sbi, end - 1); sec++)
+		if (zlfs_sec_is_conv(sbi, sec) || sbi->mount_zcond[sec] != ZLFS_ZC_EMPTY)
+			return true;
+	return false;
+}
+
+/* One SIT block as read: held only if a segment of it is in use or a log's. */
+static int sit_load_block(struct zlfs_sb *sbi, uint32_t b, const struct zf_sit_block *blk)
+{
+	bool used = sit_block_has_log(sbi, b);
+	int ret;
+
+	for (uint32_t k = 0; k < SIT_PER_BLK && !used; k++)
+		used = zf_sit_vblocks(&blk->entries[k]) != 0;
+	if (!used)
+		return 0;
+	if ((ret = sit_hold(sbi, b * SIT_PER_BLK)))
+		return ret;
+	for (uint32_t k = 0; k < SIT_PER_BLK && b * SIT_PER_BLK + k < sbi->nr_segs; k++)
+		sit_load_entry(&sbi->sit_blk[b][k], &blk->entries[k]);
+	return 0;
+}
+
+/*
+ * Read the SIT blocks the volume uses (the live copy of each, a run of
+ * blocks per read) and overlay the CP's SIT journal.
+ */
+static int sit_load(struct zlfs_sb *sbi, const struct zf_journal *sit_j)
+{
+	uint8_t *buf = malloc((size_t)ZLFS_READ_RUN_MAX * ZF_BLKSIZE);
+	int ret;
+
+	if (!buf)
+		return -ENOMEM;
+	if ((ret = report_all_zones(sbi))) {
+		free(buf);
+		return ret;
+	}
+	for (uint32_t b = 0; b < sbi->sit_blocks && !ret;) {
+		if (!sit_block_needed(sbi, b)) {
+			b++;
+			continue;
+		}
+		int copy = zf_msb_test(sbi->sit_bitmap, b);
+		uint32_t n = 1;
+		while (b + n < sbi->sit_blocks && n < ZLFS_READ_RUN_MAX &&
+		       zf_msb_test(sbi->sit_bitmap, b + n) == copy && sit_block_needed(sbi, b + n))
+			n++;
+		if ((ret = zlfs_read_run(sbi, zf_sit_blkaddr(&sbi->lay, b * SIT_PER_BLK, copy), n, buf)))
+			break;
+		for (uint32_t i = 0; i < n && !ret; i++, b++)
+			ret = sit_load_block(sbi, b, (const void *)(buf + (size_t)i * ZF_BLKSIZE));
+	}
+	free(buf);
 	if (ret)
 		return ret;
 	unsigned int n = zf_le16_to_cpu(sit_j->n_sits);
@@ -119,8 +255,10 @@ static int sit_load(struct zlfs_sb *sbi, const struct zf_journal *sit_j)
 		uint32_t segno = zf_le32_to_cpu(sit_j->sit_j.entries[i].segno);
 		if (segno >= sbi->nr_segs)
 			return -ZLFS_EFSCORRUPTED;
-		sit_load_entry(sbi, segno, &sit_j->sit_j.entries[i].se);
-		sbi->segs[segno].dirty = true;   /* written back to the SIT at the next CP */
+		if ((ret = sit_hold(sbi, segno)))
+			return ret;
+		sit_load_entry(seg_mut(sbi, segno), &sit_j->sit_j.entries[i].se);
+		sit_mark_dirty(sbi, segno);   /* written back to the SIT at the next CP */
 	}
 	return 0;
 }
@@ -134,6 +272,26 @@ static bool map_any_from(const uint8_t *map, unsigned int from)
 	return false;
 }
 
+/* Check one segment's entry as loaded and add it to the counts. */
+static int seg_account(struct zlfs_sb *sbi, uint32_t i)
+{
+	const struct zseg *s = zlfs_seg(sbi, i);
+	uint32_t usable = zf_layout_usable_blocks(&sbi->lay, i);
+
+	if (zf_sit_map_weight(s->map) != s->valid || s->valid > usable ||
+	    (usable < ZF_BLKS_PER_SEG && map_any_from(s->map, usable)) ||
+	    (s->valid && s->type >= ZF_NR_LOGS)) {
+		fprintf(stderr, "zlfs: SIT entry of segment %u is inconsistent (%u valid, "
+			"%u set, type %u, %u usable)\n", i, s->valid, zf_sit_map_weight(s->map),
+			s->type, usable);
+		return -ZLFS_EFSCORRUPTED;
+	}
+	sbi->secs[sec_of(sbi, i)].valid += s->valid;
+	sbi->valid_block_count += s->valid;
+	sbi->segs_in_use += s->valid != 0;
+	return 0;
+}
+
 /*
  * Build segment state from the SIT and the CP's SIT journal; the logs
  * were already placed by checkpoint.c.
@@ -145,34 +303,37 @@ int zlfs_seg_build(struct zlfs_sb *sbi, const struct zf_journal *sit_j)
 	sbi->nr_segs = sbi->lay.segment_count_main;
 	sbi->segs_per_sec = sbi->lay.segs_per_sec;
 	sbi->nr_secs = sbi->lay.section_count;
-	sbi->segs = calloc(sbi->nr_segs, sizeof(*sbi->segs));
+	sbi->sit_blocks = (sbi->nr_segs + SIT_PER_BLK - 1) / SIT_PER_BLK;
+	sbi->sit_blocks_held = 0;
+	sbi->sit_blk = calloc(sbi->sit_blocks, sizeof(*sbi->sit_blk));
+	sbi->sit_dirty = calloc(sbi->sit_blocks, 1);
 	sbi->secs = calloc(sbi->nr_secs, sizeof(*sbi->secs));
-	if (!sbi->segs || !sbi->secs)
+	if (!sbi->sit_blk || !sbi->sit_dirty || !sbi->secs)
 		return -ENOMEM;
+	for (int i = 0; i < ZF_NR_LOGS; i++)
+		if (sbi->logs[i].segno >= sbi->nr_segs)
+			return -ZLFS_EFSCORRUPTED;   /* checkpoint.c placed them in range */
 	if ((ret = sit_load(sbi, sit_j)))
 		return ret;
 	sbi->valid_block_count = 0;
-	for (uint32_t i = 0; i < sbi->nr_segs; i++) {
-		struct zseg *s = &sbi->segs[i];
-		uint32_t usable = zf_layout_usable_blocks(&sbi->lay, i);
-		if (zf_sit_map_weight(s->map) != s->valid || s->valid > usable ||
-		    (usable < ZF_BLKS_PER_SEG && map_any_from(s->map, usable)) ||
-		    (s->valid && s->type >= ZF_NR_LOGS)) {
-			fprintf(stderr, "zlfs: SIT entry of segment %u is inconsistent (%u valid, "
-				"%u set, type %u, %u usable)\n", i, s->valid, zf_sit_map_weight(s->map),
-				s->type, usable);
-			return -ZLFS_EFSCORRUPTED;
-		}
-		sbi->secs[sec_of(sbi, i)].valid += s->valid;
-		sbi->valid_block_count += s->valid;
-	}
+	sbi->segs_in_use = 0;
+	for (uint32_t b = 0; b < sbi->sit_blocks; b++)
+		for (uint32_t k = 0; sbi->sit_blk[b] && k < SIT_PER_BLK &&
+				     b * SIT_PER_BLK + k < sbi->nr_segs; k++)
+			if ((ret = seg_account(sbi, b * SIT_PER_BLK + k)))
+				return ret;
+	/* what the checkpoint's free segment count leaves out when empty */
+	sbi->countable_segs = 0;
+	for (uint32_t i = 0; i < sbi->nr_segs; i++)
+		sbi->countable_segs += !sbi->lay.zones_visible ||
+				       zf_layout_usable_blocks(&sbi->lay, i) != 0;
 	/*
 	 * F2FS's sanity_check_curseg: a log's segment holds blocks of its own
 	 * type only, and nothing valid at or after its next block.
 	 */
 	for (unsigned int i = 0; i < ZF_NR_LOGS; i++) {
 		const struct zlog *l = &sbi->logs[i];
-		const struct zseg *s = &sbi->segs[l->segno];
+		const struct zseg *s = zlfs_seg(sbi, l->segno);
 		if ((s->valid && s->type != i) || map_any_from(s->map, l->blkoff)) {
 			fprintf(stderr, "zlfs: log %u's segment %u (type %u) has valid blocks at or "
 				"after its next block %u\n", i, l->segno, s->type, l->blkoff);
@@ -193,6 +354,23 @@ int zlfs_seg_build(struct zlfs_sb *sbi, const struct zf_journal *sit_j)
 	return 0;
 }
 
+uint32_t zlfs_seg_free_count(const struct zlfs_sb *sbi)
+{
+	uint32_t used = sbi->segs_in_use;
+
+	/* empty log segments are not free; a segment two logs share counts once */
+	for (int i = 0; i < ZF_NR_LOGS; i++) {
+		uint32_t segno = sbi->logs[i].segno;
+		bool seen = false;
+		for (int j = 0; j < i; j++)
+			seen |= sbi->logs[j].segno == segno;
+		if (!seen && !zlfs_seg(sbi, segno)->valid &&
+		    (!sbi->lay.zones_visible || zf_layout_usable_blocks(&sbi->lay, segno)))
+			used++;
+	}
+	return sbi->countable_segs > used ? sbi->countable_segs - used : 0;
+}
+
 void zlfs_seg_destroy(struct zlfs_sb *sbi)
 {
 	free(sbi->claim);
@@ -202,10 +380,16 @@ void zlfs_seg_destroy(struct zlfs_sb *sbi)
 		free(sbi->reloc);
 		sbi->reloc = NULL;
 	}
-	free(sbi->segs);
+	for (uint32_t b = 0; sbi->sit_blk && b < sbi->sit_blocks; b++)
+		free(sbi->sit_blk[b]);
+	free(sbi->sit_blk);
+	free(sbi->sit_dirty);
 	free(sbi->secs);
-	sbi->segs = NULL;
+	free(sbi->mount_zcond);
+	sbi->sit_blk = NULL;
+	sbi->sit_dirty = NULL;
 	sbi->secs = NULL;
+	sbi->mount_zcond = NULL;
 }
 
 /* ---- allocation ---------------------------------------------------------------- */
@@ -215,17 +399,21 @@ static int write_ssa(struct zlfs_sb *sbi, struct zlog *l)
 	return zlfs_write_meta_block(sbi, zf_ssa_blkaddr(&sbi->lay, l->segno), &l->sum);
 }
 
-static void log_start_segment(struct zlfs_sb *sbi, unsigned int log, uint32_t segno)
+static int log_start_segment(struct zlfs_sb *sbi, unsigned int log, uint32_t segno)
 {
 	struct zlog *l = &sbi->logs[log];
+	int ret;
 
+	if ((ret = sit_hold(sbi, segno)))
+		return ret;
 	l->segno = segno;
 	l->blkoff = 0;
 	l->usable = zf_layout_usable_blocks(&sbi->lay, segno);
 	memset(&l->sum, 0, sizeof(l->sum));
 	l->sum.footer.entry_type = zf_log_is_node(log) ? ZF_SUM_TYPE_NODE : ZF_SUM_TYPE_DATA;
-	sbi->segs[segno].type = (uint8_t)log;
-	sbi->segs[segno].dirty = true;
+	seg_mut(sbi, segno)->type = (uint8_t)log;
+	sit_mark_dirty(sbi, segno);
+	return 0;
 }
 
 /*
@@ -254,9 +442,11 @@ static int log_new_section(struct zlfs_sb *sbi, unsigned int log, bool force)
 		if (sbi->secs[s].state != ZSEC_FREE)
 			continue;
 		uint32_t old_sec = sec_of(sbi, l->segno);
+		int ret = log_start_segment(sbi, log, s * sbi->segs_per_sec);
+		if (ret)
+			return ret;
 		set_state(sbi, s, ZSEC_INUSE);
 		sbi->alloc_cursor = s + 1;
-		log_start_segment(sbi, log, s * sbi->segs_per_sec);
 		/* the old section may have emptied while it was the log's */
 		maybe_prefree(sbi, old_sec);
 		return 0;
@@ -274,10 +464,8 @@ static int log_next_segment(struct zlfs_sb *sbi, unsigned int log, bool force)
 		return ret;
 	uint32_t next = l->segno + 1;
 	if (next < sbi->nr_segs && sec_of(sbi, next) == sec_of(sbi, l->segno) &&
-	    zf_layout_usable_blocks(&sbi->lay, next)) {
-		log_start_segment(sbi, log, next);
-		return 0;
-	}
+	    zf_layout_usable_blocks(&sbi->lay, next))
+		return log_start_segment(sbi, log, next);
 	return log_new_section(sbi, log, force);
 }
 
@@ -291,17 +479,17 @@ static int alloc_in(struct zlfs_sb *sbi, unsigned int log, bool force, uint32_t 
 	l = &sbi->logs[log];
 	if (l->blkoff >= l->usable && (ret = log_next_segment(sbi, log, force)))
 		return ret;
-	struct zseg *s = &sbi->segs[l->segno];
+	struct zseg *s = seg_mut(sbi, l->segno);
 	uint32_t off = l->blkoff++;
 	*blkaddr = zf_seg_blkaddr(&sbi->lay, l->segno) + off;
 	l->sum.entries[off].nid = zf_cpu_to_le32(nid);
 	l->sum.entries[off].version = version;
 	l->sum.entries[off].ofs_in_node = zf_cpu_to_le16(ofs);
 	zf_msb_set(s->map, off);
-	s->valid++;
+	sbi->segs_in_use += !s->valid++;
 	s->type = (uint8_t)log;
 	s->mtime = zlfs_now_ms();
-	s->dirty = true;
+	sit_mark_dirty(sbi, l->segno);
 	sbi->secs[sec_of(sbi, l->segno)].valid++;
 	sbi->valid_block_count++;
 	sbi->dirty = true;
@@ -372,7 +560,7 @@ bool zlfs_block_valid(const struct zlfs_sb *sbi, uint32_t blkaddr)
 	if (!zlfs_is_main_blkaddr(sbi, blkaddr))
 		return false;
 	uint32_t rel = blkaddr - sbi->lay.main_blkaddr;
-	return zf_msb_test(sbi->segs[rel / ZF_BLKS_PER_SEG].map, rel % ZF_BLKS_PER_SEG);
+	return zf_msb_test(zlfs_seg(sbi, rel / ZF_BLKS_PER_SEG)->map, rel % ZF_BLKS_PER_SEG);
 }
 
 void zlfs_invalidate_block(struct zlfs_sb *sbi, uint32_t blkaddr)
@@ -381,14 +569,14 @@ void zlfs_invalidate_block(struct zlfs_sb *sbi, uint32_t blkaddr)
 		return;
 	uint32_t rel = blkaddr - sbi->lay.main_blkaddr;
 	uint32_t segno = rel / ZF_BLKS_PER_SEG, off = rel % ZF_BLKS_PER_SEG;
-	struct zseg *s = &sbi->segs[segno];
-	if (!zf_msb_test(s->map, off)) {
+	if (!zf_msb_test(zlfs_seg(sbi, segno)->map, off)) {
 		fprintf(stderr, "zlfs: freeing block %u twice\n", blkaddr);
 		return;
 	}
+	struct zseg *s = seg_mut(sbi, segno);   /* a valid block's: in memory */
 	zf_msb_clear(s->map, off);
-	s->valid--;
-	s->dirty = true;
+	sbi->segs_in_use -= !--s->valid;
+	sit_mark_dirty(sbi, segno);
 	uint32_t sec = sec_of(sbi, segno);
 	sbi->secs[sec].valid--;
 	sbi->valid_block_count--;
@@ -507,7 +695,7 @@ static struct zf_summary *claim_entry(struct zlfs_sb *sbi, uint32_t segno, uint3
 		if ((*err = zlfs_read_block(sbi, zf_ssa_blkaddr(&sbi->lay, segno), &c->sum)))
 			return NULL;
 		c->segno = segno;
-		if (!sbi->segs[segno].valid) {
+		if (!zlfs_seg(sbi, segno)->valid) {
 			/* a segment the checkpoint has empty: its old summary means nothing */
 			memset(&c->sum, 0, sizeof(c->sum));
 			c->sum.footer.entry_type = ZF_SUM_TYPE_DATA;
@@ -526,13 +714,16 @@ int zlfs_seg_claim_block(struct zlfs_sb *sbi, uint32_t blkaddr, uint32_t nid, ui
 		return -EINVAL;
 	uint32_t rel = blkaddr - sbi->lay.main_blkaddr;
 	uint32_t segno = rel / ZF_BLKS_PER_SEG, off = rel % ZF_BLKS_PER_SEG;
-	struct zseg *s = &sbi->segs[segno];
+	const struct zseg *cur = zlfs_seg(sbi, segno);
 	if (off >= zf_layout_usable_blocks(&sbi->lay, segno))
 		return -EINVAL;
-	if (zf_msb_test(s->map, off))
+	if (zf_msb_test(cur->map, off))
 		return -EEXIST;
-	if (s->valid && zf_log_is_node(s->type))
+	if (cur->valid && zf_log_is_node(cur->type))
 		return -EINVAL;     /* a node segment: not where file data was written */
+	if ((err = sit_hold(sbi, segno)))
+		return err;
+	struct zseg *s = seg_mut(sbi, segno);
 	struct zf_summary *e = claim_entry(sbi, segno, off, &err);
 	if (!e)
 		return err;
@@ -542,9 +733,9 @@ int zlfs_seg_claim_block(struct zlfs_sb *sbi, uint32_t blkaddr, uint32_t nid, ui
 	if (!s->valid)   /* as the kernel's __f2fs_replace_block in recovery */
 		s->type = was_hole ? ZF_LOG_COLD_DATA : ZF_LOG_WARM_DATA;
 	zf_msb_set(s->map, off);
-	s->valid++;
+	sbi->segs_in_use += !s->valid++;
 	s->mtime = zlfs_now_ms();
-	s->dirty = true;
+	sit_mark_dirty(sbi, segno);
 	uint32_t sec = sec_of(sbi, segno);
 	sbi->secs[sec].valid++;
 	set_state(sbi, sec, ZSEC_INUSE);
@@ -634,7 +825,7 @@ void zlfs_seg_reloc_clear(struct zlfs_sb *sbi)
 
 static void sit_fill_entry(const struct zlfs_sb *sbi, uint32_t segno, struct zf_sit_entry *e)
 {
-	const struct zseg *s = &sbi->segs[segno];
+	const struct zseg *s = zlfs_seg(sbi, segno);
 	zf_sit_set(e, s->type, s->valid);
 	memcpy(e->valid_map, s->map, sizeof(s->map));
 	e->mtime = zf_cpu_to_le64(s->mtime / 1000);
@@ -652,15 +843,12 @@ int zlfs_seg_flush(struct zlfs_sb *sbi)
 	blk = calloc(1, ZF_BLKSIZE);
 	if (!blk)
 		return -ENOMEM;
-	for (uint32_t b = 0; b * ZF_SIT_ENTRY_PER_BLOCK < sbi->nr_segs; b++) {
-		bool dirty = false;
-		uint32_t first = b * ZF_SIT_ENTRY_PER_BLOCK;
-		for (uint32_t k = 0; k < ZF_SIT_ENTRY_PER_BLOCK && first + k < sbi->nr_segs; k++)
-			dirty |= sbi->segs[first + k].dirty;
-		if (!dirty)
+	for (uint32_t b = 0; b < sbi->sit_blocks; b++) {
+		uint32_t first = b * SIT_PER_BLK;
+		if (!sbi->sit_dirty[b])
 			continue;
 		memset(blk, 0, ZF_BLKSIZE);
-		for (uint32_t k = 0; k < ZF_SIT_ENTRY_PER_BLOCK && first + k < sbi->nr_segs; k++)
+		for (uint32_t k = 0; k < SIT_PER_BLK && first + k < sbi->nr_segs; k++)
 			sit_fill_entry(sbi, first + k, &blk->entries[k]);
 		/* write the copy the last checkpoint does not use, then point at it */
 		int copy = !zf_msb_test(sbi->sit_bitmap, b);
@@ -670,8 +858,7 @@ int zlfs_seg_flush(struct zlfs_sb *sbi)
 			zf_msb_set(sbi->sit_bitmap, b);
 		else
 			zf_msb_clear(sbi->sit_bitmap, b);
-		for (uint32_t k = 0; k < ZF_SIT_ENTRY_PER_BLOCK && first + k < sbi->nr_segs; k++)
-			sbi->segs[first + k].dirty = false;
+		sbi->sit_dirty[b] = 0;
 	}
 	free(blk);
 	return ret;
@@ -707,8 +894,12 @@ void zlfs_seg_after_cp(struct zlfs_sb *sbi)
 			}
 			sbi->st.zones_reset++;
 		}
-		for (uint32_t i = 0; i < sbi->segs_per_sec; i++)
-			sbi->segs[s * sbi->segs_per_sec + i].mtime = 0;
+		uint32_t first = s * sbi->segs_per_sec, last = first + sbi->segs_per_sec - 1;
+		for (uint32_t i = first; i <= last; i++)
+			if (sbi->sit_blk[i / SIT_PER_BLK])
+				seg_mut(sbi, i)->mtime = 0;
+		for (uint32_t b = first / SIT_PER_BLK; b <= last / SIT_PER_BLK; b++)
+			sit_release(sbi, b);
 		set_state(sbi, s, ZSEC_FREE);
 	}
 }
@@ -775,15 +966,26 @@ int zlfs_seg_fix_zones(struct zlfs_sb *sbi)
 	if (!sbi->lay.zoned)
 		return 0;
 	/* 1: free sections must have empty zones before anything is allocated
-	 *    there (writes after the checkpoint may be there): else prefree */
+	 *    there (writes after the checkpoint may be there): else prefree.
+	 *    The conditions the mount's report found still hold for sections
+	 *    free now: only a log writes a zone, and a log's section is not
+	 *    free (a zone reset since then only makes this too careful). */
 	for (uint32_t s = 0; s < sbi->nr_secs; s++) {
 		if (sbi->secs[s].state != ZSEC_FREE || zlfs_sec_is_conv(sbi, s))
 			continue;
-		if ((ret = report_zone(sbi, s, &z)))
-			return ret;
-		if (z.cond != ZLFS_ZC_EMPTY && z.cond != ZLFS_ZC_OFFLINE && z.cond != ZLFS_ZC_RDONLY)
+		uint8_t cond;
+		if (sbi->mount_zcond) {
+			cond = sbi->mount_zcond[s];
+		} else {
+			if ((ret = report_zone(sbi, s, &z)))
+				return ret;
+			cond = z.cond;
+		}
+		if (cond != ZLFS_ZC_EMPTY && cond != ZLFS_ZC_OFFLINE && cond != ZLFS_ZC_RDONLY)
 			set_state(sbi, s, ZSEC_PREFREE);
 	}
+	free(sbi->mount_zcond);
+	sbi->mount_zcond = NULL;
 	/* 2: a log whose zone's write pointer is not where the checkpoint says
 	 *    (writes landed after it) starts over in a fresh, empty section */
 	for (int i = 0; i < ZF_NR_LOGS; i++) {

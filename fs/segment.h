@@ -25,6 +25,12 @@ void zlfs_seg_reloc_clear(struct zlfs_sb *sbi);
 int zlfs_alloc_gc_block(struct zlfs_sb *sbi, uint32_t nid, uint16_t ofs, uint8_t version,
 			uint32_t *blkaddr);
 int zlfs_seg_build(struct zlfs_sb *sbi, const struct zf_journal *sit_j);
+/*
+ * Free segments as fsck.f2fs counts them (the checkpoint's
+ * free_segment_count): empty, not a log's, and on a device whose zones it
+ * sees not past a zone's capacity.
+ */
+uint32_t zlfs_seg_free_count(const struct zlfs_sb *sbi);
 void zlfs_seg_destroy(struct zlfs_sb *sbi);
 /*
  * Where log `log`'s next block will go: node logs move to their next

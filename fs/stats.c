@@ -132,6 +132,9 @@ int zlfs_stats_status(struct zlfs_sb *sbi, const struct zlfs_req_count *reqs, si
 	/* the NAT's blocks in memory (node.c): those with a nid ever used, of all */
 	put(&b, "nat_blocks_in_memory=%u\n", sbi->nat_blocks_held);
 	put(&b, "nat_blocks=%u\n", sbi->nat_blocks);
+	/* the SIT's (segment.c): those with a segment in use or a log's, of all */
+	put(&b, "sit_blocks_in_memory=%u\n", sbi->sit_blocks_held);
+	put(&b, "sit_blocks=%u\n", sbi->sit_blocks);
 	put(&b, "cached_attrs=%u\n", zlfs_acache_count(sbi));
 	put(&b, "node_cache_misses=%llu\n", (unsigned long long)sbi->st.node_misses);
 	put(&b, "node_readahead=%llu\n", (unsigned long long)sbi->st.node_readahead);
@@ -238,7 +241,7 @@ int zlfs_stats_zones(struct zlfs_sb *sbi, char **out, size_t *len)
 				uint32_t s1 = (uint32_t)((q->start + q->len - main0) / ZF_SEG_BYTES);
 				uint64_t valid = 0;
 				for (uint32_t s = s0; s < s1 && s < sbi->nr_segs; s++)
-					valid += sbi->segs[s].valid;
+					valid += zlfs_seg(sbi, s)->valid;
 				for (int l = 0; l < ZF_NR_LOGS; l++)
 					if ((sbi->log_mask & (1u << l)) && sbi->logs[l].segno >= s0 &&
 					    sbi->logs[l].segno < s1)

@@ -171,7 +171,6 @@ struct zlog {
 struct zseg {
 	uint16_t valid;          /* valid blocks */
 	uint8_t type;            /* log that wrote it */
-	bool dirty;              /* SIT entry to write at the next checkpoint */
 	uint64_t mtime;
 	uint8_t map[ZF_SIT_VBLOCK_MAP_SIZE];
 };
@@ -355,7 +354,18 @@ struct zlfs_sb {
 	uint32_t valid_node_count, valid_inode_count;
 
 	/* SIT, sections, logs */
-	struct zseg *segs;
+	/*
+	 * The SIT in memory a block's worth of segments at a time, as the
+	 * NAT: sit_blk[b] holds segments b*55 .. b*55+54, or is NULL while
+	 * every one of them is free (no valid block, no log) and its SIT block
+	 * is clean, so a volume costs memory for the segments in use, not for
+	 * its size.  Read with zlfs_seg; segment.c changes them.
+	 */
+	struct zseg **sit_blk;
+	uint8_t *sit_dirty;              /* one byte per SIT block: write at the next CP */
+	uint32_t sit_blocks, sit_blocks_held;
+	uint32_t segs_in_use;            /* segments with a valid block */
+	uint32_t countable_segs;         /* segments the CP's free count counts when empty */
 	struct zsec *secs;
 	uint32_t nr_segs, nr_secs, segs_per_sec;
 	uint32_t free_secs, prefree_secs;
@@ -426,6 +436,8 @@ struct zlfs_sb {
 	uint64_t last_op_ms;             /* when a user operation last ran (idle detection) */
 	struct zgc_reloc *reloc;         /* blocks GC moved since the checkpoint */
 	struct zclaim *claim;            /* roll-forward's SSA block (segment.c) */
+	uint8_t *mount_zcond;            /* each section's zone condition as the mount found
+					    it (zoned volumes; until zlfs_seg_fix_zones) */
 
 	/*
 	 * Space as statfs and the writeback gate see it, published by every
@@ -474,6 +486,15 @@ static inline const struct znat *zlfs_nat(const struct zlfs_sb *sbi, uint32_t ni
 	const struct znat *b = sbi->nat_blk[nid / ZF_NAT_ENTRY_PER_BLOCK];
 
 	return b ? &b[nid % ZF_NAT_ENTRY_PER_BLOCK] : &none;
+}
+
+/* A segment's SIT entry: zeros (free) for a block not in memory. */
+static inline const struct zseg *zlfs_seg(const struct zlfs_sb *sbi, uint32_t segno)
+{
+	static const struct zseg none;
+	const struct zseg *b = sbi->sit_blk[segno / ZF_SIT_ENTRY_PER_BLOCK];
+
+	return b ? &b[segno % ZF_SIT_ENTRY_PER_BLOCK] : &none;
 }
 
 static inline uint32_t zlfs_feat(const struct zlfs_sb *sbi)

@@ -835,7 +835,7 @@ static void gather_meta(struct zlfs_sb *sbi)
 		bool log = false;
 		for (int i = 0; i < ZF_NR_LOGS; i++)
 			log |= sbi->logs[i].segno == s;
-		if (!sbi->segs[s].valid && !log)
+		if (!zlfs_seg(sbi, s)->valid && !log)
 			continue;
 		uint32_t b = s / ZF_SIT_ENTRY_PER_BLOCK;
 		uint32_t a = zf_sit_blkaddr(l, s, zf_msb_test(sitmap, b));
@@ -843,7 +843,7 @@ static void gather_meta(struct zlfs_sb *sbi)
 		add_blk(C_SIT, a, 0, 0, "SIT block %u", b);
 		add_fld(C_SIT, a, eo, 2, 0, 0, H_ANY, "SIT seg %u vblocks", s);
 		unsigned int mb = 0;
-		while (mb < ZF_SIT_VBLOCK_MAP_SIZE - 1 && !sbi->segs[s].map[mb])
+		while (mb < ZF_SIT_VBLOCK_MAP_SIZE - 1 && !zlfs_seg(sbi, s)->map[mb])
 			mb++;
 		add_fld(C_SIT, a, eo + 2 + mb, 1, 0, 0, H_BITS, "SIT seg %u valid_map[%u]", s, mb);
 		add_fld(C_SIT, a, eo + 2 + ZF_SIT_VBLOCK_MAP_SIZE - 1, 1, 0, 0, H_BITS,
@@ -856,7 +856,7 @@ static void gather_meta(struct zlfs_sb *sbi)
 			"SSA seg %u footer.entry_type", s);
 		unsigned int got = 0;
 		for (unsigned int k = 0; k < ZF_BLKS_PER_SEG && got < 4; k++) {
-			if (!zf_msb_test(sbi->segs[s].map, k))
+			if (!zf_msb_test(zlfs_seg(sbi, s)->map, k))
 				continue;
 			uint32_t o = k * ZF_SUMMARY_SIZE;
 			add_fld(C_SSA, sa, o, 4, 0, 0, H_ANY, "SSA seg %u entry %u nid", s, k);

@@ -248,6 +248,106 @@ START_TEST(last_block_needs_a_node)
 }
 END_TEST
 
+/* The checkpoint's free segment count, one segment at a time (what zlfs_seg_free_count keeps). */
+static uint32_t free_segs_counted(const struct zlfs_sb *sbi)
+{
+	uint32_t n = 0;
+
+	for (uint32_t s = 0; s < sbi->nr_segs; s++) {
+		bool log = false;
+		for (int i = 0; i < ZF_NR_LOGS; i++)
+			log |= sbi->logs[i].segno == s;
+		if (sbi->lay.zones_visible && !zf_layout_usable_blocks(&sbi->lay, s))
+			continue;
+		n += !zlfs_seg(sbi, s)->valid && !log;
+	}
+	return n;
+}
+
+/* SIT blocks in memory, counted. */
+static uint32_t sit_held(const struct zlfs_sb *sbi)
+{
+	uint32_t n = 0;
+
+	for (uint32_t b = 0; b < sbi->sit_blocks; b++)
+		n += sbi->sit_blk[b] != NULL;
+	return n;
+}
+
+/*
+ * The SIT in memory a block at a time: only blocks with a segment in use
+ * or a log's are held; a section the data leaves gives its block back
+ * once the checkpoint freed it; a remount reads back exactly those
+ * (zones found empty are not read); the free segment count follows.
+ */
+START_TEST(sit_blocks_on_demand)
+{
+	char *img = tu_fs_volume("seg-sit");
+	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
+	const uint32_t per = ZF_SIT_ENTRY_PER_BLOCK;
+
+	ck_assert_uint_ge(sbi->sit_blocks, 3);
+	uint32_t held0 = sbi->sit_blocks_held;
+	ck_assert_uint_eq(sit_held(sbi), held0);
+	ck_assert_uint_lt(held0, sbi->sit_blocks);
+	ck_assert_uint_eq(zlfs_seg_free_count(sbi), free_segs_counted(sbi));
+	/* the next-to-last SIT block's first whole section: nothing is there yet */
+	uint32_t b = sbi->sit_blocks - 2;
+	uint32_t sec = (b * per + sbi->segs_per_sec - 1) / sbi->segs_per_sec;
+	ck_assert_uint_lt(sec, sbi->nr_secs);
+	ck_assert_ptr_null(sbi->sit_blk[b]);
+	ck_assert_uint_eq(sbi->secs[sec].state, ZSEC_FREE);
+
+	/* a file written there: the block comes into memory */
+	sbi->alloc_cursor = sec;
+	uint32_t a = make_file(sbi, "a", (size_t)sbi->sec_blocks * ZF_BLKSIZE + (1 << 20));
+	ck_assert_ptr_nonnull(sbi->sit_blk[b]);
+	ck_assert_uint_eq(sbi->sit_blocks_held, sit_held(sbi));
+	ck_assert_uint_eq(sbi->secs[sec].state, ZSEC_INUSE);
+	ck_assert_uint_eq(zlfs_seg_free_count(sbi), free_segs_counted(sbi));
+	ck_assert_int_eq(zlfs_checkpoint(sbi, false), 0);
+	tu_fs_unmount(sbi);
+	tu_fsck_clean(img);
+
+	sbi = tu_fs_mount(img, 0);
+	ck_assert_ptr_nonnull(sbi->sit_blk[b]);
+	ck_assert_uint_eq(sbi->sit_blocks_held, sit_held(sbi));
+	ck_assert_uint_eq(tu_lookup(sbi, ZF_ROOT_INO, "a"), a);
+	ck_assert_uint_eq(zlfs_seg_free_count(sbi), free_segs_counted(sbi));
+	/*
+	 * b fills the rest of a's last section, then the log moves back to
+	 * the low sections; then both files go
+	 */
+	sbi->alloc_cursor = 0;
+	make_file(sbi, "b", (size_t)sbi->sec_blocks * ZF_BLKSIZE + (1 << 20));
+	bool log_there = false;
+	for (int i = 0; i < ZF_NR_LOGS; i++)
+		log_there |= sbi->logs[i].segno / per == b;
+	ck_assert(!log_there);
+	ck_assert_int_eq(zlfs_unlink(sbi, ZF_ROOT_INO, "a", false), 0);
+	ck_assert_int_eq(zlfs_unlink(sbi, ZF_ROOT_INO, "b", false), 0);
+	ck_assert_uint_eq(zlfs_seg_free_count(sbi), free_segs_counted(sbi));
+	/* prefree until a checkpoint commits; then free, and the block is let go */
+	ck_assert_int_eq(zlfs_checkpoint(sbi, false), 0);
+	ck_assert_int_eq(zlfs_checkpoint(sbi, false), 0);
+	ck_assert_uint_eq(sbi->secs[sec].state, ZSEC_FREE);
+	ck_assert_ptr_null(sbi->sit_blk[b]);
+	ck_assert_uint_eq(sbi->sit_blocks_held, sit_held(sbi));
+	ck_assert_uint_eq(zlfs_seg_free_count(sbi), free_segs_counted(sbi));
+	for (uint32_t s = b * per; s < sbi->nr_segs && s < (b + 1) * per; s++)
+		ck_assert_uint_eq(zlfs_seg(sbi, s)->valid, 0);
+	tu_fs_unmount(sbi);
+	tu_fsck_clean(img);
+
+	sbi = tu_fs_mount(img, 0);
+	ck_assert_ptr_null(sbi->sit_blk[b]);
+	ck_assert_uint_eq(sbi->sit_blocks_held, sit_held(sbi));
+	ck_assert_uint_eq(zlfs_seg_free_count(sbi), free_segs_counted(sbi));
+	tu_fs_unmount(sbi);
+	free(img);
+}
+END_TEST
+
 static Suite *segment_suite(void)
 {
 	Suite *s = suite_create("segment");
@@ -262,6 +362,7 @@ static Suite *segment_suite(void)
 	tcase_add_test(tc, fill_4k);
 	tcase_add_test(tc, fill_13k);
 	tcase_add_test(tc, last_block_needs_a_node);
+	tcase_add_test(tc, sit_blocks_on_demand);
 	suite_add_tcase(s, tc);
 	return s;
 }
