@@ -18,8 +18,15 @@
 # sit_blocks_in_memory of sit_blocks), then unmount.
 # Prints the samples and the medians; SCALE_SIZES picks sizes ("64G 1T").
 #
-# What it does not measure yet (issue 25): RSS after a million files, GC's
-# victim selection at 80% use, ten million files, million-entry directories.
+# Then GC's victim selection: mounted again with gc=urgent, 48 files of 16
+# MiB written (three 256 MiB sections), every other one removed, and
+# background GC left to clean until it stops finding victims; the mean time
+# per victim selected (.zlfs/status gc_victim_pick_ns, cost-benefit: the
+# background policy) and how many.  The fill is the same at every size, so
+# what changes is only how many sections the volume has.
+#
+# What it does not measure yet (issue 25): RSS after a million files, ten
+# million files, million-entry directories.
 set -eu
 B=$(cd "${1:?usage: scale.sh BUILD_DIR [ROUNDS]}" && pwd)
 ROUNDS=${2:-3}
@@ -43,7 +50,33 @@ conv_zones() {
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 
-# one_round SIZE: prints "SIZE mkfs_s mount_s rss_kib nat_held nat_blocks sit_held sit_blocks"
+# gc_pick IMG: prints "picks ns_per_pick" after the fill and the cleaning above
+gc_pick() {
+	local i picks=-1 now=0 waited=0 pid
+	"$B/fs/zlfs" "$1" "$MNT" -o gc=urgent
+	pid=$(pgrep -f "^$B/fs/zlfs $1 $MNT" | head -1)
+	for ((i = 0; i < 48; i++)); do
+		head -c 16M /dev/urandom > "$MNT/f$i"
+	done
+	sync -f "$MNT"
+	for ((i = 0; i < 48; i += 2)); do
+		rm "$MNT/f$i"
+	done
+	# until a few seconds pass without a new victim (a minute at most)
+	while [ "$waited" -lt 60 ]; do
+		sleep 2
+		waited=$((waited + 2))
+		now=$(sed -n 's/^gc_victim_picks=//p' "$MNT/.zlfs/status")
+		[ "$now" -gt 0 ] && [ "$now" = "$picks" ] && break
+		picks=$now
+	done
+	echo "$now $(sed -n 's/^gc_victim_pick_ns=//p' "$MNT/.zlfs/status")"
+	"$B/fs/zlfs-umount" "$MNT"
+	while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+}
+
+# one_round SIZE: prints "SIZE mkfs_s mount_s rss_kib nat_held nat_blocks sit_held sit_blocks
+# gc_picks ns_per_pick"
 one_round() {
 	local img=$DIR/$1.img t0 t1 t2 pid rss held all sheld sall
 	[ -f "$img" ] || "$B/fs/zlfs-zdev" create "$img" --size "$1" --zone-size 256M \
@@ -61,11 +94,11 @@ one_round() {
 	sall=$(sed -n 's/^sit_blocks=//p' "$MNT/.zlfs/status")
 	"$B/fs/zlfs-umount" "$MNT"
 	while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
-	echo "$1 $(secs "$t0" "$t1") $(secs "$t1" "$t2") $rss $held $all $sheld $sall"
+	echo "$1 $(secs "$t0" "$t1") $(secs "$t1" "$t2") $rss $held $all $sheld $sall $(gc_pick "$img")"
 }
 
 echo "samples: size mkfs_s mount_s rss_kib nat_blocks_in_memory nat_blocks" \
-	"sit_blocks_in_memory sit_blocks"
+	"sit_blocks_in_memory sit_blocks gc_victim_picks gc_victim_pick_ns"
 for ((r = 1; r <= ROUNDS; r++)); do
 	for s in $SIZES; do
 		one_round "$s" | tee -a "$DIR/samples"
@@ -78,12 +111,14 @@ median() { awk -v s="$2" -v c="$1" '$1 == s {print $c}' "$DIR/samples" | sort -n
 range() { awk -v s="$2" -v c="$1" '$1 == s {print $c}' "$DIR/samples" | sort -n |
 	awk '{ v[NR] = $1 } END { print v[1] "-" v[NR] }'; }
 echo "| volume | mkfs s | mount s (range) | RSS mounted, empty (range) | NAT blocks held |" \
-	"SIT blocks held |"
-echo "|---|---:|---:|---:|---:|---:|"
+	"SIT blocks held | GC victim selection µs (range ns; victims) |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
 for s in $SIZES; do
-	printf "| %s | %s | %s (%s) | %s MiB (%s KiB) | %s of %s | %s of %s |\n" "$s" \
+	printf "| %s | %s | %s (%s) | %s MiB (%s KiB) | %s of %s | %s of %s | %s (%s; %s) |\n" "$s" \
 		"$(median 2 "$s")" \
 		"$(median 3 "$s")" "$(range 3 "$s")" \
 		"$(awk -v k="$(median 4 "$s")" 'BEGIN { printf "%.1f", k / 1024 }')" "$(range 4 "$s")" \
-		"$(median 5 "$s")" "$(median 6 "$s")" "$(median 7 "$s")" "$(median 8 "$s")"
+		"$(median 5 "$s")" "$(median 6 "$s")" "$(median 7 "$s")" "$(median 8 "$s")" \
+		"$(awk -v n="$(median 10 "$s")" 'BEGIN { printf "%.1f", n / 1000 }')" \
+		"$(range 10 "$s")" "$(median 9 "$s")"
 done

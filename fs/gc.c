@@ -409,55 +409,76 @@ static bool candidate(const struct zlfs_sb *sbi, uint32_t s)
 }
 
 /*
- * Greedy: fewest valid blocks.  Cost-benefit (F2FS's get_cb_cost): the
- * section's age (its segments' mean mtime against the oldest and newest
- * in use) weighed against its utilisation, cost = -(100-u)*age/(100+u).
+ * Greedy: fewest valid blocks, the first candidate segment.c's index
+ * gives.  Cost-benefit (F2FS's get_cb_cost): the section's age (its
+ * segments' mean mtime against the oldest candidate weighed and now)
+ * weighed against its utilisation, cost = -(100-u)*age/(100+u), over the
+ * CB_SCAN least utilised candidates: a bounded search, as F2FS bounds its
+ * own (max_victim_search), so a victim costs the same on a volume of a
+ * thousand sections or sixty thousand.
  */
-static uint32_t pick_victim(const struct zlfs_sb *sbi, bool cb)
+#define CB_SCAN 256
+
+static uint64_t sec_mtime(const struct zlfs_sb *sbi, uint32_t s)
 {
-	uint64_t best = UINT64_MAX, min_mt = UINT64_MAX, max_mt = 0;
+	uint64_t mt = 0;
+	uint32_t nseg = 0;
+
+	for (uint32_t i = 0; i < sbi->segs_per_sec; i++) {
+		uint32_t segno = s * sbi->segs_per_sec + i;
+		if (!zf_layout_usable_blocks(&sbi->lay, segno))
+			continue;
+		mt += zlfs_seg(sbi, segno)->mtime;
+		nseg++;
+	}
+	return nseg ? mt / nseg : 0;
+}
+
+static uint32_t pick_victim_in(const struct zlfs_sb *sbi, bool cb)
+{
+	uint32_t cand[CB_SCAN], n = 0;
+	uint64_t mts[CB_SCAN], min_mt = UINT64_MAX, max_mt = zlfs_now_ms(), best = UINT64_MAX;
 	uint32_t victim = NO_VICTIM;
 
-	if (cb) {
-		/* segments in use live in the SIT blocks in memory */
-		for (uint32_t b = 0; b < sbi->sit_blocks; b++) {
-			const struct zseg *e = sbi->sit_blk[b];
-			for (uint32_t k = 0; e && k < ZF_SIT_ENTRY_PER_BLOCK; k++) {
-				const struct zseg *g = &e[k];
-				if (!g->valid)
-					continue;
-				min_mt = g->mtime < min_mt ? g->mtime : min_mt;
-				max_mt = g->mtime > max_mt ? g->mtime : max_mt;
-			}
-		}
-	}
-	for (uint32_t s = 0; s < sbi->nr_secs; s++) {
+	for (uint32_t s = zlfs_sec_by_valid(sbi, 1); s != NO_VICTIM && n < CB_SCAN;
+	     s = zlfs_sec_by_valid_next(sbi, s)) {
+		if (sbi->secs[s].valid >= sbi->sec_blocks)
+			break;              /* full from here on */
 		if (!candidate(sbi, s))
 			continue;
-		uint64_t cost = sbi->secs[s].valid;
-		if (cb) {
-			uint64_t mt = 0;
-			uint32_t nseg = 0;
-			for (uint32_t i = 0; i < sbi->segs_per_sec; i++) {
-				uint32_t segno = s * sbi->segs_per_sec + i;
-				if (!zf_layout_usable_blocks(&sbi->lay, segno))
-					continue;
-				mt += zlfs_seg(sbi, segno)->mtime;
-				nseg++;
-			}
-			mt = nseg ? mt / nseg : 0;
-			uint64_t u = (uint64_t)sbi->secs[s].valid * 100 / sbi->sec_blocks;
-			uint64_t age = 0;
-			if (max_mt > min_mt)
-				age = 100 - 100 * ((mt > min_mt ? mt : min_mt) - min_mt) / (max_mt - min_mt);
-			cost = UINT32_MAX - 100 * (100 - u) * age / (100 + u);
-		}
+		if (!cb)
+			return s;
+		cand[n] = s;
+		mts[n] = sec_mtime(sbi, s);
+		min_mt = mts[n] < min_mt ? mts[n] : min_mt;
+		max_mt = mts[n] > max_mt ? mts[n] : max_mt;
+		n++;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t u = (uint64_t)sbi->secs[cand[i]].valid * 100 / sbi->sec_blocks;
+		uint64_t age = 0;
+		if (max_mt > min_mt)
+			age = 100 - 100 * (mts[i] - min_mt) / (max_mt - min_mt);
+		uint64_t cost = UINT32_MAX - 100 * (100 - u) * age / (100 + u);
 		if (cost < best) {
 			best = cost;
-			victim = s;
+			victim = cand[i];
 		}
 	}
 	return victim;
+}
+
+/* The victim; a selection that found one is timed for status. */
+static uint32_t pick_victim(struct zlfs_sb *sbi, bool cb)
+{
+	uint64_t t0 = zlfs_mono_ns();
+	uint32_t v = pick_victim_in(sbi, cb);
+
+	if (v != NO_VICTIM) {
+		sbi->st.gc_picks++;
+		sbi->st.gc_pick_ns += zlfs_mono_ns() - t0;
+	}
+	return v;
 }
 
 /* ---- foreground ---------------------------------------------------------------------- */

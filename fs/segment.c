@@ -44,13 +44,78 @@ bool zlfs_sec_is_log(const struct zlfs_sb *sbi, uint32_t sec)
 	return false;
 }
 
-/* Every change of a section's state goes through here: the counts follow. */
+/* ---- the victim index ---------------------------------------------------------- */
+
+#define VI_NONE UINT32_MAX
+
+static void vi_insert(struct zlfs_sb *sbi, uint32_t sec)
+{
+	uint32_t v = sbi->secs[sec].valid, h = sbi->vi_head[v];
+
+	sbi->vi_link[2 * sec] = h;
+	sbi->vi_link[2 * sec + 1] = VI_NONE;
+	if (h != VI_NONE)
+		sbi->vi_link[2 * h + 1] = sec;
+	sbi->vi_head[v] = sec;
+	sbi->vi_nonempty[v / 64] |= 1ull << (v % 64);
+}
+
+static void vi_remove(struct zlfs_sb *sbi, uint32_t sec)
+{
+	uint32_t v = sbi->secs[sec].valid, n = sbi->vi_link[2 * sec], p = sbi->vi_link[2 * sec + 1];
+
+	if (p != VI_NONE)
+		sbi->vi_link[2 * p] = n;
+	else
+		sbi->vi_head[v] = n;
+	if (n != VI_NONE)
+		sbi->vi_link[2 * n + 1] = p;
+	if (sbi->vi_head[v] == VI_NONE)
+		sbi->vi_nonempty[v / 64] &= ~(1ull << (v % 64));
+}
+
+/* A section's valid count changes by d: it moves to its new list if indexed. */
+static void sec_valid_add(struct zlfs_sb *sbi, uint32_t sec, int d)
+{
+	bool indexed = sbi->secs[sec].state == ZSEC_INUSE;
+
+	if (indexed)
+		vi_remove(sbi, sec);
+	sbi->secs[sec].valid = (uint32_t)((int64_t)sbi->secs[sec].valid + d);
+	if (indexed)
+		vi_insert(sbi, sec);
+}
+
+uint32_t zlfs_sec_by_valid(const struct zlfs_sb *sbi, uint32_t min_valid)
+{
+	for (uint32_t w = min_valid / 64; w * 64 < sbi->vi_counts; w++) {
+		uint64_t bits = sbi->vi_nonempty[w];
+		if (w == min_valid / 64)
+			bits &= ~0ull << (min_valid % 64);
+		if (bits)
+			return sbi->vi_head[w * 64 + (uint32_t)__builtin_ctzll(bits)];
+	}
+	return VI_NONE;
+}
+
+uint32_t zlfs_sec_by_valid_next(const struct zlfs_sb *sbi, uint32_t sec)
+{
+	uint32_t n = sbi->vi_link[2 * sec];
+
+	return n != VI_NONE ? n : zlfs_sec_by_valid(sbi, sbi->secs[sec].valid + 1);
+}
+
+/* Every change of a section's state goes through here: the counts and the index follow. */
 static void set_state(struct zlfs_sb *sbi, uint32_t sec, uint8_t state)
 {
 	struct zsec *z = &sbi->secs[sec];
 
 	if (z->state == state)
 		return;
+	if (z->state == ZSEC_INUSE)
+		vi_remove(sbi, sec);
+	if (state == ZSEC_INUSE)
+		vi_insert(sbi, sec);
 	if (z->state == ZSEC_FREE)
 		sbi->free_secs--;
 	else if (z->state == ZSEC_PREFREE)
@@ -342,9 +407,18 @@ int zlfs_seg_build(struct zlfs_sb *sbi, const struct zf_journal *sit_j)
 	}
 	sbi->free_secs = 0;
 	sbi->prefree_secs = 0;
-	for (uint32_t s = 0; s < sbi->nr_secs; s++) {
+	sbi->vi_counts = sbi->segs_per_sec * ZF_BLKS_PER_SEG + 1;
+	sbi->vi_link = malloc(2 * (size_t)sbi->nr_secs * sizeof(uint32_t));
+	sbi->vi_head = malloc(sbi->vi_counts * sizeof(uint32_t));
+	sbi->vi_nonempty = calloc((sbi->vi_counts + 63) / 64, sizeof(uint64_t));
+	if (!sbi->vi_link || !sbi->vi_head || !sbi->vi_nonempty)
+		return -ENOMEM;
+	memset(sbi->vi_head, 0xff, sbi->vi_counts * sizeof(uint32_t));   /* VI_NONE */
+	/* from the last section down: each list then starts in section order */
+	for (uint32_t s = sbi->nr_secs; s-- > 0;) {
 		if (sbi->secs[s].valid || zlfs_sec_is_log(sbi, s)) {
 			sbi->secs[s].state = ZSEC_INUSE;
+			vi_insert(sbi, s);
 		} else {
 			sbi->secs[s].state = ZSEC_FREE;
 			sbi->free_secs++;
@@ -386,6 +460,11 @@ void zlfs_seg_destroy(struct zlfs_sb *sbi)
 	free(sbi->sit_dirty);
 	free(sbi->secs);
 	free(sbi->mount_zcond);
+	free(sbi->vi_link);
+	free(sbi->vi_head);
+	free(sbi->vi_nonempty);
+	sbi->vi_link = sbi->vi_head = NULL;
+	sbi->vi_nonempty = NULL;
 	sbi->sit_blk = NULL;
 	sbi->sit_dirty = NULL;
 	sbi->secs = NULL;
@@ -490,7 +569,7 @@ static int alloc_in(struct zlfs_sb *sbi, unsigned int log, bool force, uint32_t 
 	s->type = (uint8_t)log;
 	s->mtime = zlfs_now_ms();
 	sit_mark_dirty(sbi, l->segno);
-	sbi->secs[sec_of(sbi, l->segno)].valid++;
+	sec_valid_add(sbi, sec_of(sbi, l->segno), 1);
 	sbi->valid_block_count++;
 	sbi->dirty = true;
 	if (zf_log_is_node(log))
@@ -578,7 +657,7 @@ void zlfs_invalidate_block(struct zlfs_sb *sbi, uint32_t blkaddr)
 	sbi->segs_in_use -= !--s->valid;
 	sit_mark_dirty(sbi, segno);
 	uint32_t sec = sec_of(sbi, segno);
-	sbi->secs[sec].valid--;
+	sec_valid_add(sbi, sec, -1);
 	sbi->valid_block_count--;
 	sbi->dirty = true;
 	maybe_prefree(sbi, sec);
@@ -737,7 +816,7 @@ int zlfs_seg_claim_block(struct zlfs_sb *sbi, uint32_t blkaddr, uint32_t nid, ui
 	s->mtime = zlfs_now_ms();
 	sit_mark_dirty(sbi, segno);
 	uint32_t sec = sec_of(sbi, segno);
-	sbi->secs[sec].valid++;
+	sec_valid_add(sbi, sec, 1);
 	set_state(sbi, sec, ZSEC_INUSE);
 	sbi->valid_block_count++;
 	sbi->dirty = true;

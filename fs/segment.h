@@ -8,6 +8,14 @@
 #include "zlfs.h"
 
 bool zlfs_sec_is_log(const struct zlfs_sb *sbi, uint32_t sec);
+/*
+ * GC's victim index: the sections in use (INUSE), fewest valid blocks
+ * first.  zlfs_sec_by_valid gives the first with at least min_valid,
+ * zlfs_sec_by_valid_next the one after sec; UINT32_MAX past the last.
+ * Nothing may change a section between the two calls (sbi->lock held).
+ */
+uint32_t zlfs_sec_by_valid(const struct zlfs_sb *sbi, uint32_t min_valid);
+uint32_t zlfs_sec_by_valid_next(const struct zlfs_sb *sbi, uint32_t sec);
 /* Main-area section in a conventional zone: no write pointer, no reset. */
 bool zlfs_sec_is_conv(const struct zlfs_sb *sbi, uint32_t sec);
 /* Free sections below which only GC and the checkpoint allocate. */

@@ -102,6 +102,10 @@ int zlfs_stats_status(struct zlfs_sb *sbi, const struct zlfs_req_count *reqs, si
 	put(&b, "bg_gc_runs=%llu\n", (unsigned long long)c->bg_gc_runs);
 	put(&b, "fg_gc_stalls=%llu\n", (unsigned long long)c->fg_gc_stalls);
 	put(&b, "gc_time_ms=%llu\n", (unsigned long long)(c->gc_ns / 1000000));
+	/* victim selections and their mean time (segment.c's index; bench/scale.sh) */
+	put(&b, "gc_victim_picks=%llu\n", (unsigned long long)c->gc_picks);
+	put(&b, "gc_victim_pick_ns=%llu\n",
+	    (unsigned long long)(c->gc_picks ? c->gc_pick_ns / c->gc_picks : 0));
 	put(&b, "zones_reset=%llu\n", (unsigned long long)c->zones_reset);
 	put(&b, "checkpoints=%llu\n", (unsigned long long)sbi->cp_count);
 	put(&b, "sections=%u\n", sbi->nr_secs);

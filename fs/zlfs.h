@@ -223,6 +223,7 @@ struct zlfs_counters {
 	uint64_t gc_node_moved;    /* live nodes GC sent to be rewritten */
 	uint64_t fg_gc_runs, bg_gc_runs;   /* victims cleaned */
 	uint64_t gc_ns;            /* time spent in GC */
+	uint64_t gc_picks, gc_pick_ns;   /* selections that found a victim, their time */
 	uint64_t zones_reset;
 	uint64_t fg_gc_stalls;     /* foreground GC passes that had to wait for I/O */
 	/* readers too: atomic */
@@ -366,6 +367,15 @@ struct zlfs_sb {
 	uint32_t sit_blocks, sit_blocks_held;
 	uint32_t segs_in_use;            /* segments with a valid block */
 	uint32_t countable_segs;         /* segments the CP's free count counts when empty */
+	/*
+	 * GC's victim index (segment.c): every INUSE section is on the list
+	 * of its valid block count (vi_head[valid], links vi_link[2s] next,
+	 * [2s+1] prev; UINT32_MAX ends), vi_nonempty a bit per count, so the
+	 * emptiest sections are found without walking the volume.
+	 */
+	uint32_t *vi_link, *vi_head;
+	uint64_t *vi_nonempty;
+	uint32_t vi_counts;              /* valid counts 0 .. segs_per_sec * 512 */
 	struct zsec *secs;
 	uint32_t nr_segs, nr_secs, segs_per_sec;
 	uint32_t free_secs, prefree_secs;

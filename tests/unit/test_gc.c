@@ -1,6 +1,6 @@
 /*
  * test_gc.c - garbage collection (fs/gc.c) and the pieces it relies on:
- * option parsing, the relocation map (segment.c), and GC on a mounted
+ * option parsing, the relocation map and the victim index (segment.c), and GC on a mounted
  * volume without FUSE: random overwrites on an image made by mkfs.zlfs
  * (ZLFS_MKFS names the binary; meson passes it), foreground GC keeping the
  * writes going, every block read back, and again after a remount.
@@ -118,6 +118,31 @@ START_TEST(test_periodic_checkpoint)
 }
 END_TEST
 
+/*
+ * segment.c's victim index against the sections: every section in use is
+ * on it exactly once, in order of valid blocks, and nothing else is.
+ */
+static void check_victim_index(const struct zlfs_sb *sbi)
+{
+	uint8_t *seen = calloc(sbi->nr_secs, 1);
+	uint32_t n = 0, inuse = 0, last = 0;
+
+	ck_assert_ptr_nonnull(seen);
+	for (uint32_t s = zlfs_sec_by_valid(sbi, 0); s != UINT32_MAX; s = zlfs_sec_by_valid_next(sbi, s)) {
+		ck_assert_uint_lt(s, sbi->nr_secs);
+		ck_assert_msg(!seen[s], "section %u twice in the index", s);
+		seen[s] = 1;
+		ck_assert_uint_eq(sbi->secs[s].state, ZSEC_INUSE);
+		ck_assert_uint_ge(sbi->secs[s].valid, last);
+		last = sbi->secs[s].valid;
+		n++;
+	}
+	for (uint32_t s = 0; s < sbi->nr_secs; s++)
+		inuse += sbi->secs[s].state == ZSEC_INUSE;
+	ck_assert_uint_eq(n, inuse);
+	free(seen);
+}
+
 /* Random overwrites of a file 80% of the capacity, GC only in the foreground. */
 START_TEST(test_overwrite)
 {
@@ -153,6 +178,8 @@ START_TEST(test_overwrite)
 		int ret = zlfs_file_write(sbi, zi, (char *)buf, ZF_BLKSIZE, b * ZF_BLKSIZE);
 		ck_assert_msg(ret == 0, "overwrite %llu: %d (avail %llu)", (unsigned long long)k, ret,
 			      (unsigned long long)zlfs_avail_blocks(sbi));
+		if (k % (nblk / 4) == 0)
+			check_victim_index(sbi);
 	}
 	/* GC ran and freed zones, and never copied more than the model allows */
 	ck_assert_uint_gt(sbi->st.gc_data_moved, 0);
@@ -177,6 +204,7 @@ START_TEST(test_overwrite)
 	ck_assert_uint_eq(free_secs, sbi->free_secs);
 	ck_assert_uint_eq(prefree, sbi->prefree_secs);
 	ck_assert_uint_eq(valid, sbi->valid_block_count);
+	check_victim_index(sbi);
 	zi->nopen--;
 	zlfs_iput(sbi, zi, 0);
 	pthread_mutex_unlock(&sbi->lock);
@@ -191,6 +219,7 @@ START_TEST(test_overwrite)
 	ck_assert_int_eq(zlfs_iget(sbi, ZF_ROOT_INO, &root), 0);
 	ck_assert_int_eq(zlfs_dir_lookup(sbi, root, "f", 1, &ino, &ft), 0);
 	ck_assert_int_eq(zlfs_iget(sbi, ino, &zi), 0);
+	check_victim_index(sbi);
 	for (uint64_t b = 0; b < nblk; b++) {
 		size_t n;
 		pattern(buf, b, gen[b]);
