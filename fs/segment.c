@@ -105,6 +105,28 @@ uint32_t zlfs_sec_by_valid_next(const struct zlfs_sb *sbi, uint32_t sec)
 	return n != VI_NONE ? n : zlfs_sec_by_valid(sbi, sbi->secs[sec].valid + 1);
 }
 
+static void map_put(uint64_t *map, uint32_t i, bool on)
+{
+	if (on)
+		map[i / 64] |= 1ull << (i % 64);
+	else
+		map[i / 64] &= ~(1ull << (i % 64));
+}
+
+/* The first set bit of map at or after i, below n; n if none. */
+static uint32_t map_next(const uint64_t *map, uint32_t i, uint32_t n)
+{
+	while (i < n) {
+		uint64_t bits = map[i / 64] & (~0ull << (i % 64));
+		if (bits) {
+			uint32_t k = (i & ~63u) + (uint32_t)__builtin_ctzll(bits);
+			return k < n ? k : n;
+		}
+		i = (i & ~63u) + 64;
+	}
+	return n;
+}
+
 /* Every change of a section's state goes through here: the counts and the index follow. */
 static void set_state(struct zlfs_sb *sbi, uint32_t sec, uint8_t state)
 {
@@ -116,6 +138,8 @@ static void set_state(struct zlfs_sb *sbi, uint32_t sec, uint8_t state)
 		vi_remove(sbi, sec);
 	if (state == ZSEC_INUSE)
 		vi_insert(sbi, sec);
+	map_put(sbi->free_map, sec, state == ZSEC_FREE);
+	map_put(sbi->prefree_map, sec, state == ZSEC_PREFREE);
 	if (z->state == ZSEC_FREE)
 		sbi->free_secs--;
 	else if (z->state == ZSEC_PREFREE)
@@ -411,7 +435,10 @@ int zlfs_seg_build(struct zlfs_sb *sbi, const struct zf_journal *sit_j)
 	sbi->vi_link = malloc(2 * (size_t)sbi->nr_secs * sizeof(uint32_t));
 	sbi->vi_head = malloc(sbi->vi_counts * sizeof(uint32_t));
 	sbi->vi_nonempty = calloc((sbi->vi_counts + 63) / 64, sizeof(uint64_t));
-	if (!sbi->vi_link || !sbi->vi_head || !sbi->vi_nonempty)
+	sbi->free_map = calloc((sbi->nr_secs + 63) / 64, sizeof(uint64_t));
+	sbi->prefree_map = calloc((sbi->nr_secs + 63) / 64, sizeof(uint64_t));
+	if (!sbi->vi_link || !sbi->vi_head || !sbi->vi_nonempty || !sbi->free_map ||
+	    !sbi->prefree_map)
 		return -ENOMEM;
 	memset(sbi->vi_head, 0xff, sbi->vi_counts * sizeof(uint32_t));   /* VI_NONE */
 	/* from the last section down: each list then starts in section order */
@@ -421,6 +448,7 @@ int zlfs_seg_build(struct zlfs_sb *sbi, const struct zf_journal *sit_j)
 			vi_insert(sbi, s);
 		} else {
 			sbi->secs[s].state = ZSEC_FREE;
+			map_put(sbi->free_map, s, true);
 			sbi->free_secs++;
 		}
 	}
@@ -463,8 +491,10 @@ void zlfs_seg_destroy(struct zlfs_sb *sbi)
 	free(sbi->vi_link);
 	free(sbi->vi_head);
 	free(sbi->vi_nonempty);
+	free(sbi->free_map);
+	free(sbi->prefree_map);
 	sbi->vi_link = sbi->vi_head = NULL;
-	sbi->vi_nonempty = NULL;
+	sbi->vi_nonempty = sbi->free_map = sbi->prefree_map = NULL;
 	sbi->sit_blk = NULL;
 	sbi->sit_dirty = NULL;
 	sbi->secs = NULL;
@@ -516,10 +546,12 @@ static int log_new_section(struct zlfs_sb *sbi, unsigned int log, bool force)
 
 	if (!force && !zf_log_is_node(log) && sbi->free_secs <= zlfs_seg_floor(sbi))
 		return -ENOSPC;
-	for (uint32_t k = 0; k < sbi->nr_secs; k++) {
-		uint32_t s = (sbi->alloc_cursor + k) % sbi->nr_secs;
-		if (sbi->secs[s].state != ZSEC_FREE)
-			continue;
+	/* the next free section from the cursor on, wrapping once */
+	uint32_t cur = sbi->alloc_cursor < sbi->nr_secs ? sbi->alloc_cursor : 0;
+	uint32_t s = map_next(sbi->free_map, cur, sbi->nr_secs);
+	if (s == sbi->nr_secs)
+		s = map_next(sbi->free_map, 0, cur);
+	if (s < sbi->nr_secs && sbi->secs[s].state == ZSEC_FREE) {
 		uint32_t old_sec = sec_of(sbi, l->segno);
 		int ret = log_start_segment(sbi, log, s * sbi->segs_per_sec);
 		if (ret)
@@ -956,9 +988,8 @@ bool zlfs_sec_is_conv(const struct zlfs_sb *sbi, uint32_t sec)
  */
 void zlfs_seg_after_cp(struct zlfs_sb *sbi)
 {
-	for (uint32_t s = 0; s < sbi->nr_secs && sbi->prefree_secs; s++) {
-		if (sbi->secs[s].state != ZSEC_PREFREE)
-			continue;
+	for (uint32_t s = map_next(sbi->prefree_map, 0, sbi->nr_secs); s < sbi->nr_secs;
+	     s = map_next(sbi->prefree_map, s + 1, sbi->nr_secs)) {
 		if (sbi->secs[s].valid || zlfs_sec_is_log(sbi, s)) {
 			set_state(sbi, s, ZSEC_INUSE);
 			continue;

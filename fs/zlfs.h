@@ -376,6 +376,8 @@ struct zlfs_sb {
 	uint32_t *vi_link, *vi_head;
 	uint64_t *vi_nonempty;
 	uint32_t vi_counts;              /* valid counts 0 .. segs_per_sec * 512 */
+	/* a bit per section: FREE, PREFREE (the allocator and the checkpoint find them by word) */
+	uint64_t *free_map, *prefree_map;
 	struct zsec *secs;
 	uint32_t nr_segs, nr_secs, segs_per_sec;
 	uint32_t free_secs, prefree_secs;

@@ -120,7 +120,8 @@ END_TEST
 
 /*
  * segment.c's victim index against the sections: every section in use is
- * on it exactly once, in order of valid blocks, and nothing else is.
+ * on it exactly once, in order of valid blocks, and nothing else is; the
+ * free and prefree maps have a section's bit exactly when it is in that state.
  */
 static void check_victim_index(const struct zlfs_sb *sbi)
 {
@@ -137,8 +138,14 @@ static void check_victim_index(const struct zlfs_sb *sbi)
 		last = sbi->secs[s].valid;
 		n++;
 	}
-	for (uint32_t s = 0; s < sbi->nr_secs; s++)
+	for (uint32_t s = 0; s < sbi->nr_secs; s++) {
 		inuse += sbi->secs[s].state == ZSEC_INUSE;
+		/* and the free and prefree maps the allocator and the checkpoint use */
+		ck_assert_int_eq(!!(sbi->free_map[s / 64] & (1ull << (s % 64))),
+				 sbi->secs[s].state == ZSEC_FREE);
+		ck_assert_int_eq(!!(sbi->prefree_map[s / 64] & (1ull << (s % 64))),
+				 sbi->secs[s].state == ZSEC_PREFREE);
+	}
 	ck_assert_uint_eq(n, inuse);
 	free(seen);
 }
