@@ -287,14 +287,19 @@ static bool sit_block_needed(const struct zlfs_sb *sbi, uint32_t b)
 	return false;
 }
 
-/* One SIT block as read: held only if a segment of it is in use or a log's. */
+/*
+ * One SIT block as read: held only if a segment of it is in use or a
+ * log's.  A valid bit under a zero count counts as use too, so
+ * zlfs_seg_build checks the entry and refuses the volume, as it always did.
+ */
 static int sit_load_block(struct zlfs_sb *sbi, uint32_t b, const struct zf_sit_block *blk)
 {
 	bool used = sit_block_has_log(sbi, b);
 	int ret;
 
 	for (uint32_t k = 0; k < SIT_PER_BLK && !used; k++)
-		used = zf_sit_vblocks(&blk->entries[k]) != 0;
+		used = zf_sit_vblocks(&blk->entries[k]) != 0 ||
+		       zf_sit_map_weight(blk->entries[k].valid_map) != 0;
 	if (!used)
 		return 0;
 	if ((ret = sit_hold(sbi, b * SIT_PER_BLK)))

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "zlfs.h"
+#include "zlfs/f2fs_sit.h"
 #include "checkpoint.h"
 #include "segment.h"
 #include "gc.h"
@@ -348,6 +349,38 @@ START_TEST(sit_blocks_on_demand)
 }
 END_TEST
 
+/*
+ * A SIT block the mount reads (a disk without zones: all of them) whose
+ * counts are all zero but one valid map has a bit: the entry is
+ * inconsistent and the mount refuses the volume, as it did when it kept
+ * every block; it must not pass for a block with nothing in use.
+ */
+START_TEST(sit_bit_under_zero_count_refused)
+{
+	char *img = tu_fs_volume_flat("seg-sitbit");
+	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
+	uint32_t b = sbi->sit_blocks - 1, addr;
+	struct zf_sit_block blk;
+
+	for (int i = 0; i < ZF_NR_LOGS; i++)
+		ck_assert_uint_ne(sbi->logs[i].segno / ZF_SIT_ENTRY_PER_BLOCK, b);
+	ck_assert_ptr_null(sbi->sit_blk[b]);
+	addr = zf_sit_blkaddr(&sbi->lay, b * ZF_SIT_ENTRY_PER_BLOCK, zf_msb_test(sbi->sit_bitmap, b));
+	tu_fs_unmount(sbi);
+	tu_blk_read(img, addr, &blk);
+	for (int k = 0; k < ZF_SIT_ENTRY_PER_BLOCK; k++)
+		ck_assert_uint_eq(zf_sit_vblocks(&blk.entries[k]), 0);
+	blk.entries[0].valid_map[0] = 0x80;
+	tu_blk_write(img, addr, &blk);
+
+	struct zlfs_opts o;
+	char err[256];
+	zlfs_opts_inprocess(&o);
+	ck_assert_int_eq(zlfs_mount(img, &o, &sbi, err, sizeof(err)), -ZLFS_EFSCORRUPTED);
+	free(img);
+}
+END_TEST
+
 static Suite *segment_suite(void)
 {
 	Suite *s = suite_create("segment");
@@ -363,6 +396,7 @@ static Suite *segment_suite(void)
 	tcase_add_test(tc, fill_13k);
 	tcase_add_test(tc, last_block_needs_a_node);
 	tcase_add_test(tc, sit_blocks_on_demand);
+	tcase_add_test(tc, sit_bit_under_zero_count_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }
