@@ -19,15 +19,8 @@ set -eu
 B=$(cd "${1:?usage: bigdir.sh BUILD_DIR [NFILES] [ROUNDS]}" && pwd)
 N=${2:-1000000}
 ROUNDS=${3:-1}
-BASE=${ZLFS_BENCH_DIR:-/var/tmp}
-DIR=$(mktemp -d "$BASE/zlfs-bigdir.XXXXXX")
-MNT=$DIR/mnt
-mkdir -p "$MNT"
-cleanup() {
-	mountpoint -q "$MNT" && "$B/fs/zlfs-umount" "$MNT" 2>/dev/null
-	rm -rf "$DIR"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/lib.sh"
+bench_scratch bigdir
 
 # run SHAPE PER_DIR: "SHAPE phase ops_per_s" for create, stat, unlink
 run() {

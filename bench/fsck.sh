@@ -15,15 +15,8 @@ set -eu
 B=$(cd "${1:?usage: fsck.sh BUILD_DIR [NFILES] [ROUNDS]}" && pwd)
 N=${2:-1000000}
 R=${3:-3}
-BASE=${ZLFS_BENCH_DIR:-/var/tmp}
-DIR=$(mktemp -d "$BASE/zlfs-fsck.XXXXXX")
-MNT=$DIR/mnt
-mkdir -p "$MNT"
-cleanup() {
-	mountpoint -q "$MNT" && "$B/fs/zlfs-umount" "$MNT" 2>/dev/null
-	rm -rf "$DIR"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/lib.sh"
+bench_scratch fsck
 command -v /usr/bin/time >/dev/null || { echo "bench/fsck.sh: /usr/bin/time missing (Debian package time)"; exit 1; }
 
 "$B/fs/zlfs-zdev" create "$DIR/img" --size 16G --zone-size 64M --conv-zones 8 --force >/dev/null

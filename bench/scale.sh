@@ -31,15 +31,8 @@ set -eu
 B=$(cd "${1:?usage: scale.sh BUILD_DIR [ROUNDS]}" && pwd)
 ROUNDS=${2:-3}
 SIZES=${SCALE_SIZES:-64G 1T 4T 15T}
-BASE=${ZLFS_BENCH_DIR:-/var/tmp}
-DIR=$(mktemp -d "$BASE/zlfs-scale.XXXXXX")
-MNT=$DIR/mnt
-mkdir -p "$MNT"
-cleanup() {
-	mountpoint -q "$MNT" && "$B/fs/zlfs-umount" "$MNT" 2>/dev/null
-	rm -rf "$DIR"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/lib.sh"
+bench_scratch scale
 
 conv_zones() {
 	case $1 in
