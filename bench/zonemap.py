@@ -36,7 +36,8 @@ from matplotlib.collections import PatchCollection  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
-HEADER = "# zone type cond wp valid cap log"
+HEADER = "# zone type cond wp valid cap log dev"
+OLD_HEADER = "# zone type cond wp valid cap log"  # before the dev column
 TYPES = ("conv", "seq")
 CONDS = ("nowp", "empty", "iopen", "eopen", "closed", "full", "rdonly", "offline")
 # log name -> (label, outline colour); the colours stay clear of the
@@ -68,7 +69,7 @@ def parse(f, name):
     first = True
     for lineno, line in enumerate(f, 1):
         line = line.strip()
-        if first and line and line != HEADER:
+        if first and line and line not in (HEADER, OLD_HEADER):
             print(f"zonemap.py: {name}:1: warning: header is not {HEADER!r}",
                   file=sys.stderr)
         if line:
@@ -80,8 +81,9 @@ def parse(f, name):
             sys.exit(f"zonemap.py: {name}:{lineno}: {why}: {line!r}")
 
         fld = line.split()
-        if len(fld) != 7:
-            bad(f"{len(fld)} fields, expected 7 (zone type cond wp valid cap log)")
+        if len(fld) not in (7, 8):
+            bad(f"{len(fld)} fields, expected 8 (zone type cond wp valid cap log dev) "
+                "or the older 7")
         z = Zone()
         try:
             z.no = int(fld[0])
@@ -91,6 +93,8 @@ def parse(f, name):
         except ValueError:
             bad("zone, wp, valid and cap must be integers (wp and valid may be -)")
         z.type, z.cond, z.log = fld[1], fld[2], fld[6]
+        if len(fld) == 8 and not fld[7].isdigit():
+            bad("dev must be a device number")
         if z.no < 0:
             bad("negative zone number")
         if z.type not in TYPES:

@@ -127,6 +127,55 @@ static uint32_t map_next(const uint64_t *map, uint32_t i, uint32_t n)
 	return n;
 }
 
+/* ---- the volume's devices ------------------------------------------------------ */
+
+/* The device holding section sec (their ranges ascend, the first starts at 0). */
+static unsigned int sec_member(const struct zlfs_sb *sbi, uint32_t sec)
+{
+	unsigned int m = sbi->nr_members - 1;
+
+	while (m > 0 && sec < sbi->mem_sec[m])
+		m--;
+	return m;
+}
+
+unsigned int zlfs_sec_member(const struct zlfs_sb *sbi, uint32_t sec)
+{
+	return sec_member(sbi, sec);
+}
+
+/*
+ * Which sections each device holds: a device starting inside a section
+ * (the main area's first, on a device that also holds the metadata)
+ * starts at the next one.  Devices end on zone boundaries, and a section
+ * is a zone, so no section spans two.
+ */
+static void members_build(struct zlfs_sb *sbi)
+{
+	struct zlfs_zdev_member m[ZF_MAX_DEVICES];
+	int n = sbi->dev ? zlfs_zdev_members(sbi->dev, m, ZF_MAX_DEVICES) : 1;
+	uint64_t main0 = (uint64_t)sbi->lay.main_blkaddr * ZF_BLKSIZE;
+	uint64_t sec_bytes = (uint64_t)sbi->segs_per_sec * ZF_SEG_BYTES;
+
+	if (n < 1 || n > ZF_MAX_DEVICES)
+		n = 1;
+	sbi->nr_members = (uint32_t)n;
+	sbi->mem_sec[0] = 0;
+	for (int i = 1; i < n; i++) {
+		uint64_t s = m[i].start <= main0 ? 0 : (m[i].start - main0 + sec_bytes - 1) / sec_bytes;
+		if (s > sbi->nr_secs)
+			s = sbi->nr_secs;
+		if (s < sbi->mem_sec[i - 1])
+			s = sbi->mem_sec[i - 1];
+		sbi->mem_sec[i] = (uint32_t)s;
+	}
+	sbi->mem_sec[n] = sbi->nr_secs;
+	for (int i = 0; i < n; i++) {
+		sbi->mem_free[i] = 0;
+		sbi->mem_cursor[i] = sbi->mem_sec[i];
+	}
+}
+
 /* Every change of a section's state goes through here: the counts and the index follow. */
 static void set_state(struct zlfs_sb *sbi, uint32_t sec, uint8_t state)
 {
@@ -134,6 +183,10 @@ static void set_state(struct zlfs_sb *sbi, uint32_t sec, uint8_t state)
 
 	if (z->state == state)
 		return;
+	if (z->state == ZSEC_FREE)
+		sbi->mem_free[sec_member(sbi, sec)]--;
+	else if (state == ZSEC_FREE)
+		sbi->mem_free[sec_member(sbi, sec)]++;
 	if (z->state == ZSEC_INUSE)
 		vi_remove(sbi, sec);
 	if (state == ZSEC_INUSE)
@@ -436,6 +489,7 @@ int zlfs_seg_build(struct zlfs_sb *sbi, const struct zf_journal *sit_j)
 	}
 	sbi->free_secs = 0;
 	sbi->prefree_secs = 0;
+	members_build(sbi);
 	sbi->vi_counts = sbi->segs_per_sec * ZF_BLKS_PER_SEG + 1;
 	sbi->vi_link = malloc(2 * (size_t)sbi->nr_secs * sizeof(uint32_t));
 	sbi->vi_head = malloc(sbi->vi_counts * sizeof(uint32_t));
@@ -455,6 +509,7 @@ int zlfs_seg_build(struct zlfs_sb *sbi, const struct zf_journal *sit_j)
 			sbi->secs[s].state = ZSEC_FREE;
 			map_put(sbi->free_map, s, true);
 			sbi->free_secs++;
+			sbi->mem_free[sec_member(sbi, s)]++;
 		}
 	}
 	sbi->sec_blocks = sec_usable(sbi, 0);   /* every section has the zone capacity */
@@ -544,6 +599,36 @@ uint32_t zlfs_seg_floor(const struct zlfs_sb *sbi)
 	return (uint32_t)__builtin_popcount(sbi->log_mask);
 }
 
+/*
+ * The device the next section of `log` comes from, or -1 if none has a
+ * free section.  Of several, the one where the fewest other logs write,
+ * then the one with the most free sections: the logs spread over the
+ * devices, so that their writes go to several at once, and the devices
+ * fill evenly.  (Each device's open and active zone limits hold: the
+ * volume's are the smallest of its devices', and mkfs sized the logs to
+ * them, so no device ever has more zones open than that.)
+ */
+static int pick_member(const struct zlfs_sb *sbi, unsigned int log)
+{
+	int best = -1;
+	unsigned int best_logs = 0;
+
+	for (unsigned int m = 0; m < sbi->nr_members; m++) {
+		if (!sbi->mem_free[m])
+			continue;
+		unsigned int logs = 0;
+		for (unsigned int i = 0; i < ZF_NR_LOGS; i++)
+			logs += i != log && (sbi->log_mask & (1u << i)) &&
+				sec_member(sbi, sec_of(sbi, sbi->logs[i].segno)) == m;
+		if (best < 0 || logs < best_logs ||
+		    (logs == best_logs && sbi->mem_free[m] > sbi->mem_free[best])) {
+			best = (int)m;
+			best_logs = logs;
+		}
+	}
+	return best;
+}
+
 /* Give log `log` a new free section (its zone is empty); force: dip into the floor. */
 static int log_new_section(struct zlfs_sb *sbi, unsigned int log, bool force)
 {
@@ -551,18 +636,22 @@ static int log_new_section(struct zlfs_sb *sbi, unsigned int log, bool force)
 
 	if (!force && !zf_log_is_node(log) && sbi->free_secs <= zlfs_seg_floor(sbi))
 		return -ENOSPC;
-	/* the next free section from the cursor on, wrapping once */
-	uint32_t cur = sbi->alloc_cursor < sbi->nr_secs ? sbi->alloc_cursor : 0;
-	uint32_t s = map_next(sbi->free_map, cur, sbi->nr_secs);
-	if (s == sbi->nr_secs)
-		s = map_next(sbi->free_map, 0, cur);
-	if (s < sbi->nr_secs && sbi->secs[s].state == ZSEC_FREE) {
+	int m = pick_member(sbi, log);
+	if (m < 0)
+		return -ENOSPC;
+	/* that device's next free section from its cursor on, wrapping once */
+	uint32_t lo = sbi->mem_sec[m], hi = sbi->mem_sec[m + 1];
+	uint32_t cur = sbi->mem_cursor[m] >= lo && sbi->mem_cursor[m] < hi ? sbi->mem_cursor[m] : lo;
+	uint32_t s = map_next(sbi->free_map, cur, hi);
+	if (s == hi && (s = map_next(sbi->free_map, lo, cur)) == cur)
+		s = hi;
+	if (s < hi && sbi->secs[s].state == ZSEC_FREE) {
 		uint32_t old_sec = sec_of(sbi, l->segno);
 		int ret = log_start_segment(sbi, log, s * sbi->segs_per_sec);
 		if (ret)
 			return ret;
 		set_state(sbi, s, ZSEC_INUSE);
-		sbi->alloc_cursor = s + 1;
+		sbi->mem_cursor[m] = s + 1;
 		/* the old section may have emptied while it was the log's */
 		maybe_prefree(sbi, old_sec);
 		return 0;

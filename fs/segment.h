@@ -8,6 +8,8 @@
 #include "zlfs.h"
 
 bool zlfs_sec_is_log(const struct zlfs_sb *sbi, uint32_t sec);
+/* The volume's device (0 .. nr_members - 1) that holds section sec. */
+unsigned int zlfs_sec_member(const struct zlfs_sb *sbi, uint32_t sec);
 /*
  * GC's victim index: the sections in use (INUSE), fewest valid blocks
  * first.  zlfs_sec_by_valid gives the first with at least min_valid,

@@ -72,6 +72,46 @@ static const char *const log_names[ZF_NR_LOGS] = {
 	"hot_data", "warm_data", "cold_data", "hot_node", "warm_node", "cold_node",
 };
 
+/*
+ * The volume's devices (one for most): deviceN= its spec, then its zones,
+ * its main-area sections, how many are free, the valid blocks on it and
+ * the logs writing there ("-" for none).
+ */
+static void devices_status(struct zlfs_sb *sbi, struct sbuf *b)
+{
+	struct zlfs_zdev_member m[ZF_MAX_DEVICES];
+	int n = zlfs_zdev_members(sbi->dev, m, ZF_MAX_DEVICES);
+	uint64_t valid[ZF_MAX_DEVICES] = { 0 };
+
+	if (n > ZF_MAX_DEVICES)
+		n = ZF_MAX_DEVICES;
+	for (uint32_t s = 0; s < sbi->nr_secs; s++)
+		valid[zlfs_sec_member(sbi, s)] += sbi->secs[s].valid;
+	put(b, "devices=%d\n", n);
+	for (int i = 0; i < n; i++) {
+		const struct zlfs_zdev_geom *g = zlfs_zdev_geom(m[i].dev);
+		bool in = i < (int)sbi->nr_members;
+		uint32_t lo = in ? sbi->mem_sec[i] : 0, hi = in ? sbi->mem_sec[i + 1] : 0;
+		put(b, "device%d=%s\n", i, zlfs_zdev_spec(m[i].dev));
+		put(b, "device%d_zones=%u\n", i, g->nr_zones);
+		put(b, "device%d_sections=%u\n", i, hi - lo);
+		put(b, "device%d_free_sections=%u\n", i, in ? sbi->mem_free[i] : 0);
+		put(b, "device%d_valid_blocks=%llu\n", i, (unsigned long long)(in ? valid[i] : 0));
+		put(b, "device%d_logs=", i);
+		const char *sep = "";
+		for (int l = 0; l < ZF_NR_LOGS; l++) {
+			if (!(sbi->log_mask & (1u << l)) || !in)
+				continue;
+			uint32_t sec = sbi->logs[l].segno / sbi->segs_per_sec;
+			if (sec >= lo && sec < hi) {
+				put(b, "%s%s", sep, log_names[l]);
+				sep = ",";
+			}
+		}
+		put(b, "%s\n", *sep ? "" : "-");
+	}
+}
+
 int zlfs_stats_status(struct zlfs_sb *sbi, const struct zlfs_req_count *reqs, size_t nreqs,
 		      char **out, size_t *len)
 {
@@ -182,6 +222,7 @@ int zlfs_stats_status(struct zlfs_sb *sbi, const struct zlfs_req_count *reqs, si
 	put(&b, "dev_flushes=%llu\n", (unsigned long long)zs.flushes);
 	put(&b, "dev_host_sync_ns=%llu\n", (unsigned long long)zs.host_sync_ns);
 	put(&b, "dev_inline_cmds=%llu\n", (unsigned long long)zs.inline_cmds);
+	devices_status(sbi, &b);
 	/* not key=value: one line per opcode seen, so the set of lines grows with use */
 	for (size_t i = 0; i < nreqs; i++)
 		if (reqs[i].n)
@@ -220,7 +261,11 @@ int zlfs_stats_zones(struct zlfs_sb *sbi, char **out, size_t *len)
 		return -ENOMEM;
 	}
 	b.p[0] = 0;
-	put(&b, "# zone type cond wp valid cap log\n");
+	struct zlfs_zdev_member m[ZF_MAX_DEVICES];
+	int nm = zlfs_zdev_members(sbi->dev, m, ZF_MAX_DEVICES);
+	if (nm > ZF_MAX_DEVICES)
+		nm = ZF_MAX_DEVICES;
+	put(&b, "# zone type cond wp valid cap log dev\n");
 	for (uint32_t first = 0; first < g->nr_zones && !ret; ) {
 		uint32_t nr = g->nr_zones - first < BATCH ? g->nr_zones - first : BATCH;
 		if ((ret = zlfs_disp_report(sbi->disp, first, z, &nr)))
@@ -254,7 +299,10 @@ int zlfs_stats_zones(struct zlfs_sb *sbi, char **out, size_t *len)
 			} else {
 				put(&b, "- ");
 			}
-			put(&b, "%llu %s\n", (unsigned long long)(q->cap / ZF_BLKSIZE), log);
+			int dev = nm - 1;
+			while (dev > 0 && q->start < m[dev].start)
+				dev--;
+			put(&b, "%llu %s %d\n", (unsigned long long)(q->cap / ZF_BLKSIZE), log, dev);
 		}
 		first += nr;
 	}

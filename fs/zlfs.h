@@ -393,7 +393,16 @@ struct zlfs_sb {
 	 */
 	uint64_t reserved_blocks;
 	struct zlog logs[ZF_NR_LOGS];
-	uint32_t alloc_cursor;           /* where to look for the next free section */
+	/*
+	 * The volume's devices (F2FS's devs[]; one for most volumes): device
+	 * m holds the sections mem_sec[m] .. mem_sec[m + 1] - 1, none for a
+	 * device of metadata only.  The allocator spreads the logs over them
+	 * and searches each from its own cursor (segment.c).
+	 */
+	uint32_t nr_members;
+	uint32_t mem_sec[ZF_MAX_DEVICES + 1];
+	uint32_t mem_free[ZF_MAX_DEVICES];     /* FREE sections of each */
+	uint32_t mem_cursor[ZF_MAX_DEVICES];   /* where the next search there starts */
 
 	/* node cache */
 	struct znode **node_hash;

@@ -710,6 +710,52 @@ static int format(struct mkfs *m, const struct zlfs_zone *zones, uint32_t to_res
 	return 0;
 }
 
+/*
+ * On a volume of several devices the logs start spread over the devices
+ * holding main-area sections, round robin (node logs first, as
+ * zf_layout_cursegs orders them), each in the first section its device
+ * has left: their writes reach several devices from the first one on,
+ * and the mount's allocator keeps them spread (fs/segment.c).  With a
+ * device too small for its share, the layout stays as it was.
+ */
+static void spread_logs(struct mkfs *m)
+{
+	static const uint8_t order[ZF_NR_LOGS] = {
+		ZF_LOG_HOT_NODE, ZF_LOG_WARM_NODE, ZF_LOG_COLD_NODE,
+		ZF_LOG_HOT_DATA, ZF_LOG_WARM_DATA, ZF_LOG_COLD_DATA,
+	};
+	struct zlfs_zdev_member mem[ZF_MAX_DEVICES];
+	uint32_t first[ZF_MAX_DEVICES], end[ZF_MAX_DEVICES], segno[ZF_NR_LOGS];
+	uint64_t main0 = (uint64_t)m->l.main_blkaddr * ZF_BLKSIZE;
+	uint64_t sec_bytes = (uint64_t)m->l.segs_per_sec * ZF_SEG_BYTES;
+	uint32_t nsec = m->l.section_count;
+	int n = zlfs_zdev_members(m->dev, mem, ZF_MAX_DEVICES), k = 0;
+
+	if (n < 2 || n > ZF_MAX_DEVICES)
+		return;
+	for (int i = 0; i < n; i++) {
+		uint64_t a = mem[i].start <= main0 ? 0 : (mem[i].start - main0 + sec_bytes - 1) / sec_bytes;
+		uint64_t b = mem[i].start + mem[i].size <= main0 ? 0 :
+			     (mem[i].start + mem[i].size - main0) / sec_bytes;
+		if (b > nsec)
+			b = nsec;
+		if (a < b) {
+			first[k] = (uint32_t)a;
+			end[k++] = (uint32_t)b;
+		}
+	}
+	if (k < 2)
+		return;
+	for (int i = 0; i < ZF_NR_LOGS; i++) {
+		int d = i % k;
+		uint32_t sec = first[d] + (uint32_t)(i / k);
+		if (sec >= end[d])
+			return;
+		segno[order[i]] = sec * m->l.segs_per_sec;
+	}
+	memcpy(m->segno, segno, sizeof(segno));
+}
+
 /* ---- options ------------------------------------------------------------------------------ */
 
 /* UTF-8 label to UTF-16LE, NUL padded. */
@@ -1062,6 +1108,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	zf_layout_cursegs(&m.l, m.segno);
+	spread_logs(&m);
 	if (make_ids(&m))
 		goto out;
 

@@ -230,10 +230,13 @@ gc_virtual() {
 		 disp_unaligned disp_retries disp_failed device_error; do
 		grep -q "^$k=" "$m/.zlfs/status" || fail="$fail no $k;"
 	done
-	[ "$(head -1 "$m/.zlfs/zones")" = "# zone type cond wp valid cap log" ] || fail="$fail zones header;"
+	[ "$(head -1 "$m/.zlfs/zones")" = "# zone type cond wp valid cap log dev" ] || fail="$fail zones header;"
 	# 1 GiB of 16 MiB zones
 	[ "$(grep -vc '^#' "$m/.zlfs/zones")" = 64 ] || fail="$fail $(grep -vc '^#' "$m/.zlfs/zones") zone lines, not 64;"
-	grep -q ' warm_data$' "$m/.zlfs/zones" || fail="$fail no warm_data log marked;"
+	grep -q ' warm_data 0$' "$m/.zlfs/zones" || fail="$fail no warm_data log marked on device 0;"
+	grep -qx 'devices=1' "$m/.zlfs/status" || fail="$fail no devices=1;"
+	grep -q "^device0=$img\$" "$m/.zlfs/status" || fail="$fail device0 is not $img;"
+	grep -q '^device0_logs=.*warm_data' "$m/.zlfs/status" || fail="$fail warm_data not on device0;"
 	{ echo x >"$m/.zlfs/status"; } 2>/dev/null && fail="$fail status writable;"
 	rm -rf "$m/.zlfs" 2>/dev/null
 	[ -e "$m/.zlfs/status" ] || fail="$fail removed;"

@@ -300,7 +300,7 @@ START_TEST(sit_blocks_on_demand)
 	ck_assert_uint_eq(sbi->secs[sec].state, ZSEC_FREE);
 
 	/* a file written there: the block comes into memory */
-	sbi->alloc_cursor = sec;
+	sbi->mem_cursor[0] = sec;
 	uint32_t a = make_file(sbi, "a", (size_t)sbi->sec_blocks * ZF_BLKSIZE + (1 << 20));
 	ck_assert_ptr_nonnull(sbi->sit_blk[b]);
 	ck_assert_uint_eq(sbi->sit_blocks_held, sit_held(sbi));
@@ -319,7 +319,7 @@ START_TEST(sit_blocks_on_demand)
 	 * b fills the rest of a's last section, then the log moves back to
 	 * the low sections; then both files go
 	 */
-	sbi->alloc_cursor = 0;
+	sbi->mem_cursor[0] = 0;
 	make_file(sbi, "b", (size_t)sbi->sec_blocks * ZF_BLKSIZE + (1 << 20));
 	bool log_there = false;
 	for (int i = 0; i < ZF_NR_LOGS; i++)
@@ -381,6 +381,112 @@ START_TEST(sit_bit_under_zero_count_refused)
 }
 END_TEST
 
+/* Logs on device m (active ones, each counted once per log). */
+static unsigned int logs_on(const struct zlfs_sb *sbi, unsigned int m)
+{
+	unsigned int n = 0;
+
+	for (int i = 0; i < ZF_NR_LOGS; i++)
+		n += (sbi->log_mask & (1u << i)) &&
+		     zlfs_sec_member(sbi, sbi->logs[i].segno / sbi->segs_per_sec) == m;
+	return n;
+}
+
+/* Each device's free count against its sections; the logs no more than one apart. */
+static void check_members(const struct zlfs_sb *sbi)
+{
+	unsigned int lo = ZF_NR_LOGS, hi = 0;
+
+	for (unsigned int m = 0; m < sbi->nr_members; m++) {
+		uint32_t n = 0;
+		for (uint32_t s = sbi->mem_sec[m]; s < sbi->mem_sec[m + 1]; s++) {
+			ck_assert_uint_eq(zlfs_sec_member(sbi, s), m);
+			n += sbi->secs[s].state == ZSEC_FREE;
+		}
+		ck_assert_uint_eq(sbi->mem_free[m], n);
+		unsigned int l = logs_on(sbi, m);
+		lo = l < lo ? l : lo;
+		hi = l > hi ? l : hi;
+	}
+	ck_assert_uint_le(hi, lo + 1);
+}
+
+/*
+ * A volume of four devices (mkfs.zlfs -c, F2FS's multi-device layout):
+ * the logs start spread over them, stay spread as they move on, and the
+ * data lands on every device; each device's free sections are counted
+ * right; fsck.f2fs passes and a remount reads the data back.
+ */
+START_TEST(logs_spread_over_devices)
+{
+	const char *mkfs = getenv("ZLFS_MKFS");
+	char *img[4], cmd[4096];
+	struct zlfs_image_params p = { 256ull << 20, 16ull << 20, 0, 4, 0, 0, 4096 };
+
+	ck_assert_msg(mkfs && *mkfs, "ZLFS_MKFS not set");
+	for (int i = 0; i < 4; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "multi%d.img", i);
+		img[i] = tu_path(name);
+		p.nr_conv = i ? 0 : 4;   /* the metadata on the first, the others all sequential */
+		ck_assert_int_eq(zlfs_image_create(img[i], &p, true), 0);
+	}
+	snprintf(cmd, sizeof(cmd), "'%s' -f '%s' -c '%s' -c '%s' -c '%s' >/dev/null", mkfs,
+		 img[0], img[1], img[2], img[3]);
+	ck_assert_int_eq(system(cmd), 0);
+
+	struct zlfs_sb *sbi = tu_fs_mount(img[0], 0);
+	ck_assert_uint_eq(sbi->nr_members, 4);
+	for (unsigned int m = 0; m < 4; m++) {
+		ck_assert_uint_lt(sbi->mem_sec[m], sbi->mem_sec[m + 1]);
+		ck_assert_uint_ge(logs_on(sbi, m), 1);      /* mkfs spread them */
+	}
+	ck_assert_uint_eq(sbi->mem_sec[4], sbi->nr_secs);
+	check_members(sbi);
+	/* six sections of file data: the data log moves on five times */
+	for (int f = 0; f < 6; f++) {
+		char name[16];
+		snprintf(name, sizeof(name), "f%d", f);
+		make_file(sbi, name, (size_t)sbi->sec_blocks * ZF_BLKSIZE);
+		check_members(sbi);
+	}
+	ck_assert_int_eq(zlfs_checkpoint(sbi, false), 0);
+	uint64_t valid[4] = { 0 };
+	for (uint32_t s = 0; s < sbi->nr_secs; s++)
+		valid[zlfs_sec_member(sbi, s)] += sbi->secs[s].valid;
+	/* the nodes (written by the checkpoint) on some, the six sections of data over three or more */
+	unsigned int with_data = 0;
+	for (unsigned int m = 0; m < 4; m++) {
+		ck_assert_msg(valid[m] > 0, "device %u: nothing valid (%llu %llu %llu %llu)", m, (unsigned long long)valid[0], (unsigned long long)valid[1], (unsigned long long)valid[2], (unsigned long long)valid[3]);
+		with_data += valid[m] >= sbi->sec_blocks / 2;
+	}
+	ck_assert_uint_ge(with_data, 3);
+	tu_fs_unmount(sbi);
+	tu_fsck_clean(img[0]);
+
+	sbi = tu_fs_mount(img[0], 0);
+	check_members(sbi);
+	for (int f = 0; f < 6; f++) {
+		char name[16];
+		snprintf(name, sizeof(name), "f%d", f);
+		struct zinode *zi;
+		ck_assert_int_eq(zlfs_iget(sbi, tu_lookup(sbi, ZF_ROOT_INO, name), &zi), 0);
+		uint64_t size = zf_le64_to_cpu(zi_raw(zi)->i_size);
+		ck_assert_uint_eq(size, (uint64_t)sbi->sec_blocks * ZF_BLKSIZE);
+		char buf[4096];
+		size_t got = 0;
+		ck_assert_int_eq(zlfs_file_read(sbi, zi, buf, sizeof(buf), size - sizeof(buf),
+						&got), 0);
+		ck_assert_uint_eq(got, sizeof(buf));
+		ck_assert_uint_eq(tu_first_not(buf, sizeof(buf), 'x'), sizeof(buf));
+		zlfs_iput(sbi, zi, 0);
+	}
+	tu_fs_unmount(sbi);
+	for (int i = 0; i < 4; i++)
+		free(img[i]);
+}
+END_TEST
+
 static Suite *segment_suite(void)
 {
 	Suite *s = suite_create("segment");
@@ -397,6 +503,7 @@ static Suite *segment_suite(void)
 	tcase_add_test(tc, last_block_needs_a_node);
 	tcase_add_test(tc, sit_blocks_on_demand);
 	tcase_add_test(tc, sit_bit_under_zero_count_refused);
+	tcase_add_test(tc, logs_spread_over_devices);
 	suite_add_tcase(s, tc);
 	return s;
 }
