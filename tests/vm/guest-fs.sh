@@ -37,9 +37,17 @@
 # file whole, fsck.f2fs, then zlfs finds them too. Again with zlfs mounting
 # first (its own recovery), fsck.f2fs (write pointers included), the kernel.
 #
+# Several devices (multi, in the ZNS VM): three zoned null_blk devices made
+# through configfs with the ZNS namespace's zone size and capacity join the
+# conventional and the ZNS namespaces in one volume of five devices
+# (mkfs.zlfs META -c ZNS -c NB...): the volume test in nolock, the logs
+# spread over the devices (status), then a volume of the same five made by
+# mkfs.f2fs: the kernel's f2fs writes a tree, zlfs reads it identical and
+# writes, the kernel reads what zlfs wrote.
+#
 # ZLFS_VM_FS_ONLY (pass it with ZLFS_VM_PASSENV=ZLFS_VM_FS_ONLY) runs a part
 # only: keys separated by blanks or commas, from three groups: parts
-# (volume gc kernel features compress crash enospc), devices (nullblk zns),
+# (volume gc kernel features compress crash enospc multi), devices (nullblk zns),
 # volume modes (nolock zwl).
 # A group none of whose keys is given is not filtered: ZLFS_VM_FS_ONLY=crash
 # is the crash test on both devices, "volume zwl nullblk" one volume test.
@@ -101,9 +109,19 @@ fsck_dev() {
 
 # ---------------------------------------------------------------- devices, unmount
 # vol_devs DEV: the devices of the volume whose first device is DEV;
-# zoned_dev DEV: its zoned one
-vol_devs() { if [ -n "$meta" ] && [ "$1" = "$meta" ]; then echo "$1 $zns"; else echo "$1"; fi; }
-zoned_dev() { if [ -n "$meta" ] && [ "$1" = "$meta" ]; then echo "$zns"; else echo "$1"; fi; }
+# zoned_devs DEV: its zoned ones.  (vdevs, when set, lists the devices of
+# the volume under test: the multi-device part's.)
+vol_devs() {
+	if [ -n "${vdevs:-}" ]; then echo "$vdevs"
+	elif [ -n "$meta" ] && [ "$1" = "$meta" ]; then echo "$1 $zns"
+	else echo "$1"; fi
+}
+zoned_devs() {
+	local d
+	for d in $(vol_devs "$1"); do
+		[ "$(cat "/sys/block/${d#/dev/}/queue/zoned")" = none ] || echo "$d"
+	done
+}
 
 # dev_free DEV: no one holds DEV exclusively (a mounted filesystem, a zlfs daemon)
 dev_free() { perl -MFcntl -e 'sysopen(my $f, $ARGV[0], O_RDONLY | O_EXCL) or exit 1' "$1" 2> /dev/null; }
@@ -184,28 +202,38 @@ klog_check() {
 		ok "kernel log clean ($1${2:+, no zone repairs})"
 	fi
 }
-# kernel_mount DEV [OPTIONS]: the kernel's f2fs mounts the volume read-write on $mnt
-# (the zoned device listed in its superblock comes along), the zoned device
-# on mq-deadline, on 6.1 the scheduler that keeps each zone's writes in
-# order; kernel_umount puts the old scheduler back
-ksched='' ksched_file=''
+# kernel_mount DEV [OPTIONS]: the kernel's f2fs mounts the volume read-write
+# on $mnt (the devices listed in its superblock come along), every zoned
+# device on mq-deadline, on 6.1 the scheduler that keeps each zone's writes
+# in order; kernel_umount puts the old schedulers back (ksched: "FILE
+# SCHEDULER" pairs)
+ksched=''
 kernel_mount() {
-	local z
-	z=$(zoned_dev "$1")
-	ksched_file=/sys/block/${z#/dev/}/queue/scheduler
-	ksched=$(sed -n 's/.*\[\(.*\)\].*/\1/p' "$ksched_file")
-	echo mq-deadline > "$ksched_file"
+	local z f
+	ksched=
+	for z in $(zoned_devs "$1"); do
+		f=/sys/block/${z#/dev/}/queue/scheduler
+		ksched="$ksched $f $(sed -n 's/.*\[\(.*\)\].*/\1/p' "$f")"
+		echo mq-deadline > "$f"
+	done
 	modprobe f2fs 2> /dev/null
 	mount -t f2fs ${2:+-o "$2"} "$1" "$mnt" && return 0
-	echo "$ksched" > "$ksched_file"
-	ksched=
+	ksched_restore
 	return 1
+}
+ksched_restore() {
+	# shellcheck disable=SC2086 # the pairs split into words
+	set -- $ksched
+	while [ $# -ge 2 ]; do
+		echo "$2" > "$1"
+		shift 2
+	done
+	ksched=
 }
 kernel_umount() {
 	local r=0
 	umount "$mnt" || r=1
-	[ -z "$ksched" ] || echo "$ksched" > "$ksched_file"
-	ksched=
+	ksched_restore
 	return $r
 }
 
@@ -358,7 +386,7 @@ volume() {
 	check "mkfs.zlfs ($name)" "$build/mkfs/mkfs.zlfs" -f "$@"
 	fsck_dev "$name, fresh from mkfs" "$dev"
 	local fresh=1   # the first mode gets that volume, the next a new one
-	for mode in nolock zwl; do
+	for mode in ${vol_modes:-nolock zwl}; do
 		sel "$modes" $mode || continue
 		local t="$name, $mode"
 		rm -rf "${ref:?}"/*
@@ -1030,8 +1058,129 @@ enospc_wb() {
 	[ -z "$bad" ] || { echo "$bad"; return 1; }
 }
 
+# ---------------------------------------------------------------- several devices
+# nullb_make NAME: a zoned null_blk device made through configfs with the
+# ZNS namespace's geometry (64 MiB zones, 62 MiB capacity, 14 open and
+# active), 256 MiB in memory; prints its /dev path
+nullb_make() {
+	local d=/sys/kernel/config/nullb/$1 kv
+	[ -d /sys/kernel/config/nullb ] || {
+		modprobe configfs 2> /dev/null
+		mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
+		modprobe null_blk nr_devices=0 || return 1
+	}
+	mkdir "$d" || return 1
+	for kv in size=256 blocksize=4096 memory_backed=1 zoned=1 zone_size=64 zone_capacity=62 \
+		  zone_nr_conv=0 zone_max_open=14 zone_max_active=14 power=1; do
+		echo "${kv#*=}" > "$d/${kv%%=*}" || { echo "null_blk $1: ${kv%%=*} refused"; return 1; }
+	done
+	# named after the configfs directory (Linux 5.19 on), nullbINDEX before
+	if [ -e "/sys/block/$1" ]; then echo "/dev/$1"; else echo "/dev/nullb$(cat "$d/index")"; fi
+}
+
+# multi: a volume of five devices: the conventional namespace (metadata),
+# the ZNS namespace and three zoned null_blk devices
+multi() {
+	local nb=() d t="five devices" i out
+	for i in 1 2 3; do
+		d=$(nullb_make "zlfsm$i") || { fail "zoned null_blk device $i through configfs" "$d"; return; }
+		nb+=("$d")
+	done
+	udevadm settle 2> /dev/null
+	for d in "${nb[@]}"; do [ -b "$d" ] || { fail "null_blk devices ($t)" "no $d"; return; }; done
+	echo "$t: $meta (conventional), $zns (ZNS), ${nb[*]} (null_blk): $(for d in "$zns" "${nb[@]}"; do
+		echo -n "$(cat "/sys/block/${d#/dev/}/queue/nr_zones") "; done)zones"
+	local vdevs="$meta $zns ${nb[*]}"
+	local mk=("$meta" -c "$zns" -c "${nb[0]}" -c "${nb[1]}" -c "${nb[2]}")
+	# the volume test, one mode (the ZNS + metadata volume above runs both)
+	vol_modes=nolock volume "$t" "$meta" "${mk[@]}"
+	# the logs spread: on a fresh volume the six logs write to the four zoned
+	# devices (the first holds only metadata), and still do after 320 MiB of
+	# data moved the data log on five times (to the device with the most free
+	# sections among those with the fewest other logs: the ZNS namespace)
+	"$build/mkfs/mkfs.zlfs" -f "${mk[@]}" > /dev/null || { fail "mkfs.zlfs ($t)"; return; }
+	"$build/fs/zlfs" "$meta" "$mnt" || { fail "mount ($t, spread)"; return; }
+	out=$(grep -c '^device[1-4]_logs=[a-z]' "$mnt/.zlfs/status")
+	if [ "$out" = 4 ] && big_files "$mnt" && sync -f "$mnt" &&
+		[ "$(grep -c '^device[1-4]_logs=[a-z]' "$mnt/.zlfs/status")" = 4 ]; then
+		ok "the logs spread over the zoned devices ($t: $(grep -E '^device[0-9]_(logs|valid_blocks)=' "$mnt/.zlfs/status" | tr '\n' ' '))"
+	else
+		fail "the logs spread over the devices ($t)" "$(grep -E '^device' "$mnt/.zlfs/status" | tr '\n' ' ')"
+	fi
+	zlfs_umount "$mnt" "$meta" || fail "unmount ($t, spread)"
+	multi_kernel "$t" "${mk[@]}"
+}
+
+# fsck_known NAME DEV: fsck.zlfs -f -n finds nothing, and fsck.f2fs nothing
+# but the free segment count of a mkfs.f2fs multi-device volume on a zone
+# capacity below the zone size, which f2fs-tools 1.15 counts unlike the
+# kernel's checkpoint (on the kernel's own volume before zlfs touched it)
+fsck_known() {
+	local out bad
+	out=$(fsck.f2fs --dry-run "$2" 2>&1 < /dev/null)
+	bad=$(echo "$out" | grep -E '\[Fail\]|\[FAIL\]|\[ASSERT\]' | grep -v 'free segment_count matched with CP')
+	if [ -n "$bad" ]; then
+		echo "$bad" | head
+		fail "fsck.f2fs, its free segment count aside ($1)"
+	else
+		ok "fsck.f2fs, its free segment count aside ($1)"
+	fi
+	if out=$("$build/fsck/fsck.zlfs" -f -n "$2" 2>&1 < /dev/null); then
+		ok "fsck.zlfs ($1)"
+	else
+		echo "$out" | head -15
+		fail "fsck.zlfs ($1)"
+	fi
+}
+
+# multi_kernel NAME DEVS...: mkfs.f2fs makes the volume of the same devices;
+# the kernel's f2fs writes a tree, zlfs reads it back identical and writes,
+# the kernel reads zlfs's files and the kernel log stays clean
+multi_kernel() {
+	local t="$1, made by mkfs.f2fs" dev=$2 src=/tmp/mtree
+	shift
+	# mkfs.f2fs -c DEV... FIRST: the first device last
+	local args=() first=$1
+	shift
+	while [ $# -ge 2 ]; do args+=(-c "$2"); shift 2; done
+	mkfs.f2fs -q -f -m "${args[@]}" "$first" > /tmp/mkfs-multi.log 2>&1 ||
+		{ fail "mkfs.f2fs ($t)" "$(tail -2 /tmp/mkfs-multi.log)"; return; }
+	rm -rf "$src" && mkdir -p "$src/d"
+	cp -a /usr/share/doc/bash /usr/lib/os-release "$src" 2> /dev/null
+	head -c 96M /tmp/pool > "$src/big" && for i in $(seq 200); do echo "$i" > "$src/d/f$i"; done
+	klog_mark "$t"
+	if ! kernel_mount "$dev"; then
+		fail "kernel f2fs mounts ($t)" "$(klog | tail -3 | tr '\n' ' ')"
+		return
+	fi
+	if cp -a "$src" "$mnt/tree" && sync -f "$mnt"; then
+		ok "kernel f2fs writes a tree ($t)"
+	else
+		fail "kernel f2fs writes a tree ($t)"
+	fi
+	kernel_umount || { fail "kernel unmount ($t)"; return; }
+	klog_check "$t, kernel-made" strict
+	fsck_known "$t, kernel-made" "$dev"
+	"$build/fs/zlfs" "$dev" "$mnt" || { fail "zlfs mounts it ($t)"; return; }
+	ok "zlfs mounts it ($t: $(sed -n 's/^devices=//p' "$mnt/.zlfs/status") devices)"
+	check "zlfs reads the kernel's tree back identical ($t)" diff -r "$src" "$mnt/tree"
+	check "zlfs writes there ($t)" bash -c "cp -a '$src' '$mnt/tree2' && rm -rf '$mnt/tree/d' &&
+		head -c 64M /tmp/pool > '$mnt/zbig' && sync -f '$mnt' && diff -r '$src' '$mnt/tree2' &&
+		cd '$mnt' && md5sum zbig > /tmp/zsum"
+	zlfs_umount "$mnt" "$dev" || fail "unmount ($t)"
+	fsck_known "$t, after zlfs" "$dev"
+	klog_mark "$t, after zlfs"
+	if kernel_mount "$dev"; then
+		check "kernel reads what zlfs wrote ($t)" bash -c "diff -r '$src' '$mnt/tree2' && [ ! -e '$mnt/tree/d' ] && cd '$mnt' && md5sum -c --quiet /tmp/zsum"
+		kernel_umount || fail "kernel unmount ($t, after zlfs)"
+	else
+		fail "kernel mounts what zlfs wrote ($t)" "$(klog | tail -3 | tr '\n' ' ')"
+	fi
+	klog_check "$t, after zlfs" strict
+}
+
 # ---------------------------------------------------------------- which parts
-parts="volume gc kernel features compress crash enospc" devs="nullblk zns" modes="nolock zwl"
+parts="volume gc kernel features compress crash enospc multi" devs="nullblk zns" modes="nolock zwl"
 only=" $(echo "${ZLFS_VM_FS_ONLY:-}" | tr ',' ' ' | xargs) "
 for k in $only; do
 	case " $parts $devs $modes " in
@@ -1067,7 +1216,7 @@ if sel "$devs" nullblk; then
 	if sel "$parts" crash; then crash "zoned null_blk" /dev/nullb0 /dev/nullb0; fi
 fi
 if sel "$devs" zns && { sel "$parts" volume || sel "$parts" gc || sel "$parts" crash ||
-			 sel "$parts" compress; }; then
+			 sel "$parts" compress || sel "$parts" multi; }; then
 	if [ -z "$zns" ] || [ -z "$meta" ]; then
 		fail "ZNS and conventional NVMe namespaces present" "zns='$zns' meta='$meta'"
 	else
@@ -1080,6 +1229,7 @@ if sel "$devs" zns && { sel "$parts" volume || sel "$parts" gc || sel "$parts" c
 		if sel "$parts" compress; then
 			compr_algs="zstd lzo-rle" compr_mkfs=zlfs compress "$meta" -c "$zns"
 		fi
+		if sel "$parts" multi; then multi; fi
 	fi
 fi
 echo "vm-test: all done"
