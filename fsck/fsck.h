@@ -141,13 +141,23 @@ struct fsck {
 	uint8_t *nat_ver;
 	uint8_t *nat_from_journal;      /* bit per nid */
 	/* SIT, after its journal */
-	struct zf_sit_entry *sit;       /* per main segment */
+	/*
+	 * Per main segment; only entries that are not all zero are ever
+	 * written (sit_set has their bits), so that the pages of a large
+	 * volume's free segments are never touched: on this machine a read
+	 * of an untouched page costs a page too, so the passes ask sit_set,
+	 * reach_seg and ssa_set before they read sit, reach or ssa.
+	 */
+	struct zf_sit_entry *sit;
+	uint8_t *sit_set;               /* bit per segment */
 	uint8_t *sit_from_journal;      /* byte per segment */
 	struct zf_summary_block **ssa;  /* per main segment, read when needed (fsck_ssa_block) */
+	uint8_t *ssa_set;               /* bit per segment: ssa[s] read */
 	uint32_t *nids, nr_nids;        /* nids the NAT maps to a block, ascending */
 
 	/* what the walk found */
 	uint8_t *reach;                 /* bit per main block: some file owns it */
+	uint8_t *reach_seg;             /* bit per segment: a block of it was marked in reach */
 	uint8_t *node_seen;             /* bit per nid */
 	struct fino *ino;               /* per nid (inodes only) */
 	uint64_t walk_blocks, walk_nodes, walk_inodes, walk_files, walk_dirs;
@@ -217,6 +227,28 @@ bool fsck_sit_valid(const struct fsck *f, uint32_t blkaddr);
 /* The SSA entry of blkaddr (in the main area), and its block's type. */
 const struct zf_summary *fsck_ssa(struct fsck *f, uint32_t blkaddr, uint8_t *type);
 struct zf_summary_block *fsck_ssa_block(struct fsck *f, uint32_t segno);
+/* Bit i of a byte-addressed bitmap (reach, reach_seg, sit_set, ssa_set, node_seen). */
+static inline bool fsck_bit(const uint8_t *m, uint64_t i)
+{
+	return (m[i / 8] >> (i % 8)) & 1;
+}
+static inline void fsck_bit_set(uint8_t *m, uint64_t i)
+{
+	m[i / 8] |= (uint8_t)(1u << (i % 8));
+}
+/* Main block rel (from the main area's start) is owned: reach and reach_seg. */
+static inline void fsck_reach(struct fsck *f, uint64_t rel)
+{
+	fsck_bit_set(f->reach, rel);
+	fsck_bit_set(f->reach_seg, rel / ZF_BLKS_PER_SEG);
+}
+/* Segment s's SIT entry (all zero unless sit_set). */
+static inline const struct zf_sit_entry *fsck_sit(const struct fsck *f, uint32_t s)
+{
+	static const struct zf_sit_entry zero;
+
+	return fsck_bit(f->sit_set, s) ? &f->sit[s] : &zero;
+}
 
 /* walk.c */
 int fsck_walk(struct fsck *f);

@@ -95,7 +95,7 @@ bool fsck_sit_valid(const struct fsck *f, uint32_t blkaddr)
 	if (!fsck_is_main(f, blkaddr))
 		return false;
 	uint32_t rel = blkaddr - f->lay.main_blkaddr;
-	return zf_msb_test(f->sit[rel / ZF_BLKS_PER_SEG].valid_map, rel % ZF_BLKS_PER_SEG);
+	return zf_msb_test(fsck_sit(f, rel / ZF_BLKS_PER_SEG)->valid_map, rel % ZF_BLKS_PER_SEG);
 }
 
 /*
@@ -107,10 +107,10 @@ bool fsck_sit_valid(const struct fsck *f, uint32_t blkaddr)
  */
 struct zf_summary_block *fsck_ssa_block(struct fsck *f, uint32_t segno)
 {
-	struct zf_summary_block *s = f->ssa[segno];
+	struct zf_summary_block *s;
 
-	if (s)
-		return s;
+	if (fsck_bit(f->ssa_set, segno))
+		return f->ssa[segno];
 	if (!(s = calloc(1, sizeof(*s))))
 		return NULL;
 	if (fsck_read_block(f, zf_ssa_blkaddr(&f->lay, segno), s))
@@ -123,6 +123,7 @@ struct zf_summary_block *fsck_ssa_block(struct fsck *f, uint32_t segno)
 		s->footer.entry_type = node ? ZF_SUM_TYPE_NODE : ZF_SUM_TYPE_DATA;
 	}
 	f->ssa[segno] = s;
+	fsck_bit_set(f->ssa_set, segno);
 	return s;
 }
 
@@ -282,19 +283,29 @@ static int load_nat(struct fsck *f, const struct zf_journal *nat_j)
 	f->nat_ino = calloc(f->max_nid, sizeof(uint32_t));
 	f->nat_ver = calloc(f->max_nid, 1);
 	f->nat_from_journal = calloc(f->max_nid / 8 + 1, 1);
-	if (!f->nat_addr || !f->nat_ino || !f->nat_ver || !f->nat_from_journal)
+	/* a bit per NAT block holding an entry: the nids in use are found in those */
+	uint8_t *nat_set = calloc(nblocks / 8 + 1, 1);
+	if (!f->nat_addr || !f->nat_ino || !f->nat_ver || !f->nat_from_journal || !nat_set) {
+		free(nat_set);
 		return -ENOMEM;
+	}
 	for (uint32_t b = 0; b < nblocks; b++) {
 		int copy = zf_msb_test(f->nat_bitmap, b);
 		if ((ret = fsck_read_block(f, zf_nat_blkaddr(&f->lay, b * ZF_NAT_ENTRY_PER_BLOCK, copy),
-					   blk)))
+					   blk))) {
+			free(nat_set);
 			return ret;
+		}
+		/* as the SIT: all-zero entries (never used) leave their pages untouched */
 		const struct zf_nat_block *nb = (const struct zf_nat_block *)blk;
 		for (uint32_t k = 0; k < ZF_NAT_ENTRY_PER_BLOCK; k++) {
 			uint32_t nid = b * ZF_NAT_ENTRY_PER_BLOCK + k;
+			if (!nb->entries[k].block_addr && !nb->entries[k].ino && !nb->entries[k].version)
+				continue;
 			f->nat_addr[nid] = zf_le32_to_cpu(nb->entries[k].block_addr);
 			f->nat_ino[nid] = zf_le32_to_cpu(nb->entries[k].ino);
 			f->nat_ver[nid] = nb->entries[k].version;
+			fsck_bit_set(nat_set, b);
 		}
 		fsck_progress(f, "NAT", b + 1, nblocks);
 	}
@@ -314,16 +325,30 @@ static int load_nat(struct fsck *f, const struct zf_journal *nat_j)
 		f->nat_ino[nid] = zf_le32_to_cpu(nat_j->nat_j.entries[i].ne.ino);
 		f->nat_ver[nid] = nat_j->nat_j.entries[i].ne.version;
 		f->nat_from_journal[nid / 8] |= (uint8_t)(1u << (nid % 8));
+		fsck_bit_set(nat_set, nid / ZF_NAT_ENTRY_PER_BLOCK);
 	}
 	/* the nids in use: what verify.c goes through instead of the whole NAT */
 	uint32_t used = 0;
-	for (uint32_t nid = ZF_ROOT_INO; nid < f->max_nid; nid++)
-		used += f->nat_addr[nid] != 0;
-	if (!(f->nids = malloc(((size_t)used + 1) * sizeof(uint32_t))))
-		return -ENOMEM;
-	for (uint32_t nid = ZF_ROOT_INO; nid < f->max_nid; nid++)
-		if (f->nat_addr[nid])
-			f->nids[f->nr_nids++] = nid;
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t b = 0; b < nblocks; b++) {
+			if (!fsck_bit(nat_set, b))
+				continue;
+			for (uint32_t k = 0; k < ZF_NAT_ENTRY_PER_BLOCK; k++) {
+				uint32_t nid = b * ZF_NAT_ENTRY_PER_BLOCK + k;
+				if (nid < ZF_ROOT_INO || !f->nat_addr[nid])
+					continue;
+				if (pass)
+					f->nids[f->nr_nids++] = nid;
+				else
+					used++;
+			}
+		}
+		if (!pass && !(f->nids = malloc(((size_t)used + 1) * sizeof(uint32_t)))) {
+			free(nat_set);
+			return -ENOMEM;
+		}
+	}
+	free(nat_set);
 	/* reserved nids: the node and meta inodes hold the marker address 1, if anything */
 	for (uint32_t nid = 0; nid < ZF_ROOT_INO && nid < f->max_nid; nid++)
 		if (f->nat_addr[nid] > 1 || (!nid && f->nat_addr[nid]))
@@ -338,8 +363,9 @@ static int load_sit(struct fsck *f, const struct zf_journal *sit_j)
 	int ret;
 
 	f->sit = calloc(f->nr_segs, sizeof(*f->sit));
+	f->sit_set = calloc(f->nr_segs / 8 + 1, 1);
 	f->sit_from_journal = calloc(f->nr_segs, 1);
-	if (!f->sit || !f->sit_from_journal)
+	if (!f->sit || !f->sit_set || !f->sit_from_journal)
 		return -ENOMEM;
 	uint32_t nblocks = (f->nr_segs + ZF_SIT_ENTRY_PER_BLOCK - 1) / ZF_SIT_ENTRY_PER_BLOCK;
 	for (uint32_t b = 0; b < nblocks; b++) {
@@ -347,10 +373,19 @@ static int load_sit(struct fsck *f, const struct zf_journal *sit_j)
 		if ((ret = fsck_read_block(f, zf_sit_blkaddr(&f->lay, b * ZF_SIT_ENTRY_PER_BLOCK, copy),
 					   blk)))
 			return ret;
+		/*
+		 * All-zero entries (free segments: most of a large volume) are
+		 * left as calloc made them, their pages never touched (fsck.h).
+		 */
+		static const struct zf_sit_entry zero;
 		const struct zf_sit_block *sb = (const struct zf_sit_block *)blk;
-		for (uint32_t k = 0; k < ZF_SIT_ENTRY_PER_BLOCK; k++)
-			if (b * ZF_SIT_ENTRY_PER_BLOCK + k < f->nr_segs)
-				f->sit[b * ZF_SIT_ENTRY_PER_BLOCK + k] = sb->entries[k];
+		for (uint32_t k = 0; k < ZF_SIT_ENTRY_PER_BLOCK; k++) {
+			uint32_t s = b * ZF_SIT_ENTRY_PER_BLOCK + k;
+			if (s < f->nr_segs && memcmp(&sb->entries[k], &zero, sizeof(zero))) {
+				f->sit[s] = sb->entries[k];
+				fsck_bit_set(f->sit_set, s);
+			}
+		}
 	}
 	unsigned int n = zf_le16_to_cpu(sit_j->n_sits);
 	if (n > ZF_SIT_JOURNAL_ENTRIES) {
@@ -366,6 +401,7 @@ static int load_sit(struct fsck *f, const struct zf_journal *sit_j)
 			continue;
 		}
 		f->sit[segno] = sit_j->sit_j.entries[i].se;
+		fsck_bit_set(f->sit_set, segno);
 		f->sit_from_journal[segno] = 1;
 	}
 	return 0;
@@ -412,7 +448,8 @@ int fsck_load(struct fsck *f)
 	if ((ret = load_super(f)) || (ret = load_cp(f, &nat_j, &sit_j)) ||
 	    (ret = load_nat(f, &nat_j)) || (ret = load_sit(f, &sit_j)))
 		return ret;
-	if (!(f->ssa = calloc(f->nr_segs, sizeof(*f->ssa))))
+	if (!(f->ssa = calloc(f->nr_segs, sizeof(*f->ssa))) ||
+	    !(f->ssa_set = calloc(f->nr_segs / 8 + 1, 1)))
 		return -ENOMEM;
 	if (!f->clean_unmount)
 		find_chain(f);
@@ -428,12 +465,16 @@ void fsck_unload(struct fsck *f)
 	free(f->nat_ver);
 	free(f->nat_from_journal);
 	free(f->sit);
+	free(f->sit_set);
 	free(f->sit_from_journal);
-	for (uint32_t i = 0; f->ssa && i < f->nr_segs; i++)
-		free(f->ssa[i]);
+	for (uint32_t i = 0; f->ssa && f->ssa_set && i < f->nr_segs; i++)
+		if (fsck_bit(f->ssa_set, i))
+			free(f->ssa[i]);
 	free(f->ssa);
+	free(f->ssa_set);
 	free(f->nids);
 	free(f->reach);
+	free(f->reach_seg);
 	free(f->node_seen);
 	free(f->ino);
 	free(f->queue);

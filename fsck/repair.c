@@ -104,6 +104,7 @@ static int fix_sit(struct fsck *f)
 			type = fsck_ssa_block(f, s) && fsck_ssa_block(f, s)->footer.entry_type ==
 				ZF_SUM_TYPE_NODE ? ZF_LOG_WARM_NODE : ZF_LOG_WARM_DATA;
 		zf_sit_set(e, type, n);
+		fsck_bit_set(f->sit_set, s);
 	}
 	for (uint32_t b = 0; b < nblocks; b++) {
 		uint32_t at = zf_sit_blkaddr(&f->lay, b * ZF_SIT_ENTRY_PER_BLOCK,
@@ -174,9 +175,9 @@ static int fix_ssa(struct fsck *f)
 		dirty[s] = 1;
 	}
 	for (uint32_t s = 0; s < f->nr_segs && !ret; s++) {
-		uint8_t want = zf_log_is_node(zf_sit_type(&f->sit[s])) ? ZF_SUM_TYPE_NODE
+		uint8_t want = zf_log_is_node(zf_sit_type(fsck_sit(f, s))) ? ZF_SUM_TYPE_NODE
 								       : ZF_SUM_TYPE_DATA;
-		struct zf_summary_block *b = zf_sit_vblocks(&f->sit[s]) ? fsck_ssa_block(f, s) : NULL;
+		struct zf_summary_block *b = zf_sit_vblocks(fsck_sit(f, s)) ? fsck_ssa_block(f, s) : NULL;
 		if (b && b->footer.entry_type != want) {
 			b->footer.entry_type = want;
 			dirty[s] = 1;

@@ -100,7 +100,10 @@ static void check_sit(struct fsck *f, uint64_t *owned)
 {
 	*owned = 0;
 	for (uint32_t s = 0; s < f->nr_segs; s++) {
-		const struct zf_sit_entry *e = &f->sit[s];
+		/* an all-zero entry of a segment nothing reached: nothing to compare */
+		if (!fsck_bit(f->sit_set, s) && !fsck_bit(f->reach_seg, s))
+			continue;
+		const struct zf_sit_entry *e = fsck_sit(f, s);
 		unsigned int v = zf_sit_vblocks(e), usable = zf_layout_usable_blocks(&f->lay, s);
 		if (zf_sit_map_weight(e->valid_map) != v)
 			fsck_problem(f, FIX_META, "SIT of segment %u: %u valid blocks, %u bits set", s, v,
@@ -150,7 +153,7 @@ static void check_counts(struct fsck *f, uint64_t owned)
 			continue;
 		for (int i = 0; i < ZF_NR_LOGS; i++)
 			cur |= f->cur_seg[i] == s;
-		for (unsigned int b = 0; b < ZF_BLKS_PER_SEG / 8 && !used; b++)
+		for (unsigned int b = 0; b < ZF_BLKS_PER_SEG / 8 && !used && fsck_bit(f->reach_seg, s); b++)
 			used = f->reach[((uint64_t)s * ZF_BLKS_PER_SEG) / 8 + b];
 		f->free_segs += !used && !cur;
 	}
@@ -198,7 +201,10 @@ static void check_zones(struct fsck *f)
 		uint64_t wp = (z.wp - z.start) / ZF_BLKSIZE;   /* blocks written */
 		uint64_t first = (uint64_t)sec * per * ZF_BLKS_PER_SEG;
 		uint64_t lost = 0, used = 0;
-		for (uint64_t b = 0; b < (uint64_t)per * ZF_BLKS_PER_SEG; b++)
+		bool any = false;
+		for (uint32_t k = 0; k < per; k++)
+			any |= fsck_bit(f->reach_seg, (uint64_t)sec * per + k);
+		for (uint64_t b = 0; any && b < (uint64_t)per * ZF_BLKS_PER_SEG; b++)
 			if (BIT_TEST(f->reach, first + b)) {
 				used++;
 				lost += b >= wp;

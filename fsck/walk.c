@@ -233,7 +233,7 @@ static bool data_block(struct fsck *f, struct iwalk *w, uint32_t nid, uint32_t o
 		w->blocks--;
 		return false;
 	}
-	BIT_SET(f->reach, rel);
+	fsck_reach(f, rel);
 	f->walk_blocks++;
 	if (!fsck_sit_valid(f, addr))
 		fsck_problem(f, FIX_META, "inode %u: block %llu at %u is free in the SIT", w->ino,
@@ -299,7 +299,7 @@ static bool node_block(struct fsck *f, struct iwalk *w, uint32_t nid, enum zf_no
 		return false;
 	}
 	BIT_SET(f->node_seen, nid);
-	BIT_SET(f->reach, rel);
+	fsck_reach(f, rel);
 	f->walk_nodes++;
 	w->blocks++;
 	if (!fsck_sit_valid(f, addr))
@@ -711,9 +711,10 @@ int fsck_walk(struct fsck *f)
 	bool ok;
 
 	f->reach = calloc(main_blocks / 8 + 1, 1);
+	f->reach_seg = calloc(f->nr_segs / 8 + 1, 1);
 	f->node_seen = calloc(f->max_nid / 8 + 1, 1);
 	f->ino = calloc(f->max_nid, sizeof(*f->ino));
-	if (!f->reach || !f->node_seen || !f->ino)
+	if (!f->reach || !f->reach_seg || !f->node_seen || !f->ino)
 		return -ENOMEM;
 	int ret = fsck_walk_inode(f, ZF_ROOT_INO, ZF_ROOT_INO, &ok);
 	if (!ret && (!ok || f->ino[ZF_ROOT_INO].state == FINO_BAD || !f->ino[ZF_ROOT_INO].dir)) {
