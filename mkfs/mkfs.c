@@ -712,8 +712,8 @@ static int format(struct mkfs *m, const struct zlfs_zone *zones, uint32_t to_res
 
 /*
  * On a volume of several devices the logs start spread over the devices
- * holding main-area sections, round robin (node logs first, as
- * zf_layout_cursegs orders them), each in the first section its device
+ * holding main-area sections, round robin (the logs in use first, node
+ * logs before data logs), each in the first section its device
  * has left: their writes reach several devices from the first one on,
  * and the mount's allocator keeps them spread (fs/segment.c).  With a
  * device too small for its share, the layout stays as it was.
@@ -746,12 +746,19 @@ static void spread_logs(struct mkfs *m)
 	}
 	if (k < 2)
 		return;
+	/* the logs in use first (fewer than six under a device's zone limits) */
+	uint8_t seq[ZF_NR_LOGS];
+	int n_seq = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < ZF_NR_LOGS; i++)
+			if ((!(m->log_mask & (1u << order[i]))) == pass)
+				seq[n_seq++] = order[i];
 	for (int i = 0; i < ZF_NR_LOGS; i++) {
 		int d = i % k;
 		uint32_t sec = first[d] + (uint32_t)(i / k);
 		if (sec >= end[d])
 			return;
-		segno[order[i]] = sec * m->l.segs_per_sec;
+		segno[seq[i]] = sec * m->l.segs_per_sec;
 	}
 	memcpy(m->segno, segno, sizeof(segno));
 }
