@@ -25,12 +25,22 @@
 # background policy) and how many.  The fill is the same at every size, so
 # what changes is only how many sections the volume has.
 #
-# What it does not measure yet (issue 25): RSS after a million files, ten
-# million files, million-entry directories.
+# Then, once per size (not per round: it takes minutes), the files:
+# SCALE_FILES empty files (1,000,000 by default; 0 leaves this out) made
+# in directories of 1,000 by bench/meta-bench (two threads) on a fresh
+# volume (default options: cache_mb=256), the daemon's VmRSS and peak
+# (VmHWM) after the creates and again after a cold stat of every file (the
+# kernel's caches dropped first, so it forgets what it had looked up), with
+# the inodes and nodes the daemon holds then (.zlfs/status); then
+# unmounted, and the mount time and RSS of the volume holding them against
+# the same volume's empty (both mounts with the host's caches dropped
+# first), and fsck.zlfs -f -n's time and peak RSS.  (Million-entry
+# directories: bench/bigdir.sh.)
 set -eu
 B=$(cd "${1:?usage: scale.sh BUILD_DIR [ROUNDS]}" && pwd)
 ROUNDS=${2:-3}
 SIZES=${SCALE_SIZES:-64G 1T 4T 15T}
+FILES=${SCALE_FILES:-1000000}
 . "$(dirname "$0")/lib.sh"
 bench_scratch scale
 
@@ -90,6 +100,51 @@ one_round() {
 	echo "$1 $(secs "$t0" "$t1") $(secs "$t1" "$t2") $rss $held $all $sheld $sall $(gc_pick "$img")"
 }
 
+# files_run SIZE: prints "SIZE files empty_mount_s create_per_s rss_kib hwm_kib inodes nodes
+# stat_per_s rss_kib hwm_kib inodes nodes mount_s rss_kib fsck_s fsck_kib"; both mounts
+# timed with the host's caches dropped first
+files_run() {
+	local img=$DIR/$1.img pid t0 t1 e c s m f
+	"$B/mkfs/mkfs.zlfs" -f "$img" >/dev/null
+	e=$(cold_mount "$img")
+	pid=$(pgrep -f "^$B/fs/zlfs $img $MNT" | head -1)
+	c=$("$B/bench/meta-bench" create "$MNT" --files "$FILES" --per-dir 1000 --threads 2 |
+		sed -n 's/.*ops_per_s=\([0-9.]*\).*/\1/p')
+	c="$c $(mem_of "$pid")"
+	s=$("$B/bench/meta-bench" stat "$MNT" --files "$FILES" --per-dir 1000 --threads 2 |
+		sed -n 's/.*ops_per_s=\([0-9.]*\).*/\1/p')
+	s="$s $(mem_of "$pid")"
+	"$B/fs/zlfs-umount" "$MNT"
+	while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+	m=$(cold_mount "$img")
+	pid=$(pgrep -f "^$B/fs/zlfs $img $MNT" | head -1)
+	m="${m%% *} $(awk '/^VmRSS/ {print $2}' "/proc/$pid/status")"
+	"$B/fs/zlfs-umount" "$MNT"
+	while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	t0=$(now)
+	f=$( { /usr/bin/time -f "%M" "$B/fsck/fsck.zlfs" -f -n "$img" >/dev/null; } 2>&1 | tail -1)
+	t1=$(now)
+	echo "$1 $FILES ${e%% *} $c $s $m $(secs "$t0" "$t1") $f"
+}
+# cold_mount IMG: the host's caches dropped, mounted; prints the seconds it took
+cold_mount() {
+	local t0 t1
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	t0=$(now)
+	"$B/fs/zlfs" "$1" "$MNT"
+	t1=$(now)
+	secs "$t0" "$t1"
+}
+# mem_of PID: "VmRSS VmHWM inodes_in_memory cached_nodes" (KiB, KiB, counts)
+mem_of() {
+	echo "$(awk '/^VmRSS/ {r = $2} /^VmHWM/ {h = $2} END {print r, h}' "/proc/$1/status")" \
+		"$(sed -n 's/^inodes_in_memory=//p' "$MNT/.zlfs/status")" \
+		"$(sed -n 's/^cached_nodes=//p' "$MNT/.zlfs/status")"
+}
+
 echo "samples: size mkfs_s mount_s rss_kib nat_blocks_in_memory nat_blocks" \
 	"sit_blocks_in_memory sit_blocks gc_victim_picks gc_victim_pick_ns"
 for ((r = 1; r <= ROUNDS; r++)); do
@@ -115,3 +170,22 @@ for s in $SIZES; do
 		"$(awk -v n="$(median 10 "$s")" 'BEGIN { printf "%.1f", n / 1000 }')" \
 		"$(range 10 "$s")" "$(median 9 "$s")"
 done
+[ "$FILES" -gt 0 ] || exit 0
+echo
+echo "files: size files empty_mount_s create_per_s rss_kib hwm_kib inodes nodes" \
+	"stat_per_s rss_kib hwm_kib inodes nodes mount_s rss_kib fsck_s fsck_peak_kib"
+for s in $SIZES; do
+	files_run "$s" | tee -a "$DIR/files"
+done
+echo
+echo "| volume | files | create/s | RSS after (peak; inodes, nodes held) | cold stat/s |" \
+	"RSS after (peak; inodes, nodes) | mount s (empty) | RSS mounted | fsck.zlfs s | fsck.zlfs peak |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+while read -r sz n e c r h i nd st r2 h2 i2 nd2 m mr fs fk; do
+	awk -v sz="$sz" -v n="$n" -v e="$e" -v c="$c" -v r="$r" -v h="$h" -v i="$i" -v nd="$nd" \
+		-v st="$st" -v r2="$r2" -v h2="$h2" -v i2="$i2" -v nd2="$nd2" -v m="$m" -v mr="$mr" \
+		-v fs="$fs" -v fk="$fk" 'BEGIN {
+		printf "| %s | %d | %.0f | %.1f MiB (%.1f; %d, %d) | %.0f | %.1f MiB (%.1f; %d, %d) | %s (%s) | %.1f MiB | %s | %.1f MiB |\n",
+			sz, n, c, r / 1024, h / 1024, i, nd, st, r2 / 1024, h2 / 1024, i2, nd2, m, e,
+			mr / 1024, fs, fk / 1024 }'
+done < "$DIR/files"
