@@ -144,31 +144,18 @@ unsigned int zlfs_sec_member(const struct zlfs_sb *sbi, uint32_t sec)
 	return sec_member(sbi, sec);
 }
 
-/*
- * Which sections each device holds: a device starting inside a section
- * (the main area's first, on a device that also holds the metadata)
- * starts at the next one.  Devices end on zone boundaries, and a section
- * is a zone, so no section spans two.
- */
+/* Which sections each device holds (zf_layout_sec_from). */
 static void members_build(struct zlfs_sb *sbi)
 {
 	struct zlfs_zdev_member m[ZF_MAX_DEVICES];
 	int n = sbi->dev ? zlfs_zdev_members(sbi->dev, m, ZF_MAX_DEVICES) : 1;
-	uint64_t main0 = (uint64_t)sbi->lay.main_blkaddr * ZF_BLKSIZE;
-	uint64_t sec_bytes = (uint64_t)sbi->segs_per_sec * ZF_SEG_BYTES;
 
 	if (n < 1 || n > ZF_MAX_DEVICES)
 		n = 1;
 	sbi->nr_members = (uint32_t)n;
 	sbi->mem_sec[0] = 0;
-	for (int i = 1; i < n; i++) {
-		uint64_t s = m[i].start <= main0 ? 0 : (m[i].start - main0 + sec_bytes - 1) / sec_bytes;
-		if (s > sbi->nr_secs)
-			s = sbi->nr_secs;
-		if (s < sbi->mem_sec[i - 1])
-			s = sbi->mem_sec[i - 1];
-		sbi->mem_sec[i] = (uint32_t)s;
-	}
+	for (int i = 1; i < n; i++)   /* members ascend: so do their first sections */
+		sbi->mem_sec[i] = zf_layout_sec_from(&sbi->lay, m[i].start);
 	sbi->mem_sec[n] = sbi->nr_secs;
 	for (int i = 0; i < n; i++) {
 		sbi->mem_free[i] = 0;

@@ -726,22 +726,16 @@ static void spread_logs(struct mkfs *m)
 	};
 	struct zlfs_zdev_member mem[ZF_MAX_DEVICES];
 	uint32_t first[ZF_MAX_DEVICES], end[ZF_MAX_DEVICES], segno[ZF_NR_LOGS];
-	uint64_t main0 = (uint64_t)m->l.main_blkaddr * ZF_BLKSIZE;
-	uint64_t sec_bytes = (uint64_t)m->l.segs_per_sec * ZF_SEG_BYTES;
-	uint32_t nsec = m->l.section_count;
 	int n = zlfs_zdev_members(m->dev, mem, ZF_MAX_DEVICES), k = 0;
 
 	if (n < 2 || n > ZF_MAX_DEVICES)
 		return;
 	for (int i = 0; i < n; i++) {
-		uint64_t a = mem[i].start <= main0 ? 0 : (mem[i].start - main0 + sec_bytes - 1) / sec_bytes;
-		uint64_t b = mem[i].start + mem[i].size <= main0 ? 0 :
-			     (mem[i].start + mem[i].size - main0) / sec_bytes;
-		if (b > nsec)
-			b = nsec;
+		uint32_t a = zf_layout_sec_from(&m->l, mem[i].start);
+		uint32_t b = zf_layout_sec_from(&m->l, mem[i].start + mem[i].size);
 		if (a < b) {
-			first[k] = (uint32_t)a;
-			end[k++] = (uint32_t)b;
+			first[k] = a;
+			end[k++] = b;
 		}
 	}
 	if (k < 2)

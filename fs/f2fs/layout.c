@@ -197,6 +197,15 @@ int zf_layout_compute(struct zf_layout *l, const struct zlfs_zdev_geom *g,
 	return 0;
 }
 
+uint32_t zf_layout_sec_from(const struct zf_layout *l, uint64_t off)
+{
+	uint64_t main0 = (uint64_t)l->main_blkaddr * ZF_BLKSIZE;
+	uint64_t sec_bytes = (uint64_t)l->segs_per_sec * ZF_SEG_BYTES;
+	uint64_t s = off <= main0 ? 0 : (off - main0 + sec_bytes - 1) / sec_bytes;
+
+	return s < l->section_count ? (uint32_t)s : l->section_count;
+}
+
 uint32_t zf_layout_usable_blocks(const struct zf_layout *l, uint32_t segno)
 {
 	uint32_t in_sec = segno % l->segs_per_sec;

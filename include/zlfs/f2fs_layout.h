@@ -108,6 +108,15 @@ unsigned int zf_log_mask_for_limits(uint32_t max_open, uint32_t max_active);
  */
 void zf_layout_cursegs(const struct zf_layout *l, uint32_t segno[ZF_NR_LOGS]);
 
+/*
+ * The first main-area section that starts at or after byte `off` of the
+ * device (section_count past the end): where a device of a multi-device
+ * volume starting at `off` begins, counted in sections, and where one
+ * ending there ends.  Devices start and end on zone boundaries and a
+ * section is a zone, so no section spans two.
+ */
+uint32_t zf_layout_sec_from(const struct zf_layout *l, uint64_t off);
+
 /* Blocks writable in main-area segment `segno` (0 past the zone capacity). */
 uint32_t zf_layout_usable_blocks(const struct zf_layout *l, uint32_t segno);
 
