@@ -468,6 +468,20 @@ gc_load() {
 	fi
 }
 
+# zlfs_on_kernel_tree NAME SRC SIZE FROM: zlfs (mounted on $mnt) must show the
+# kernel's copy of SRC in tree/ identical, then copy SRC to tree2/, remove
+# tree/d and write zbig (SIZE bytes of FROM, its md5 in /tmp/zsum);
+# kernel_sees_zlfs SRC: the kernel (mounted on $mnt) sees all of that
+zlfs_on_kernel_tree() {
+	check "zlfs reads the kernel's tree back identical ($1)" diff -r "$2" "$mnt/tree"
+	check "zlfs writes there ($1)" bash -c "cp -a '$2' '$mnt/tree2' && rm -rf '$mnt/tree/d' &&
+		head -c $3 '$4' > '$mnt/zbig' && sync -f '$mnt' && diff -r '$2' '$mnt/tree2' &&
+		cd '$mnt' && md5sum zbig > /tmp/zsum"
+}
+kernel_sees_zlfs() {
+	diff -r "$1" "$mnt/tree2" && [ ! -e "$mnt/tree/d" ] && (cd "$mnt" && md5sum -c --quiet /tmp/zsum)
+}
+
 # kernel_f2fs_m DEV: mkfs.f2fs -m puts the main area right after the metadata,
 # in conventional zones; the kernel's f2fs writes a tree there, zlfs reads it
 # back identical and writes, and the kernel mounts the result again cleanly.
@@ -486,14 +500,11 @@ kernel_f2fs_m() {
 	ok "kernel f2fs writes a tree ($t)"
 	"$build/fs/zlfs" "$dev" "$mnt" || { fail "zlfs mounts it ($t)"; return; }
 	ok "zlfs mounts it ($t, main area from zone $(awk '!/^#/ && $5 != "-" {print $1; exit}' "$mnt/.zlfs/zones"), $(grep -c ' conv ' "$mnt/.zlfs/zones") conventional zones)"
-	check "zlfs reads the kernel's tree back identical ($t)" diff -r "$src" "$mnt/tree"
-	check "zlfs writes there ($t)" bash -c "cp -a '$src' '$mnt/tree2' && rm -rf '$mnt/tree/d' &&
-		head -c 4M /dev/urandom > '$mnt/zbig' && sync -f '$mnt' && diff -r '$src' '$mnt/tree2' &&
-		cd '$mnt' && md5sum zbig > /tmp/zsum"
+	zlfs_on_kernel_tree "$t" "$src" 4M /dev/urandom
 	zlfs_umount "$mnt" "$dev" || fail "unmount ($t)"
 	fsck_dev "$t, after zlfs" "$dev"
 	if mount -t f2fs "$dev" "$mnt"; then
-		check "kernel reads what zlfs wrote ($t)" bash -c "diff -r '$src' '$mnt/tree2' && [ ! -e '$mnt/tree/d' ] && cd '$mnt' && md5sum -c --quiet /tmp/zsum"
+		check "kernel reads what zlfs wrote ($t)" kernel_sees_zlfs "$src"
 		umount "$mnt"
 	else
 		fail "kernel mounts the result ($t)"
@@ -1163,15 +1174,12 @@ multi_kernel() {
 	fsck_known "$t, kernel-made" "$dev"
 	"$build/fs/zlfs" "$dev" "$mnt" || { fail "zlfs mounts it ($t)"; return; }
 	ok "zlfs mounts it ($t: $(sed -n 's/^devices=//p' "$mnt/.zlfs/status") devices)"
-	check "zlfs reads the kernel's tree back identical ($t)" diff -r "$src" "$mnt/tree"
-	check "zlfs writes there ($t)" bash -c "cp -a '$src' '$mnt/tree2' && rm -rf '$mnt/tree/d' &&
-		head -c 64M /tmp/pool > '$mnt/zbig' && sync -f '$mnt' && diff -r '$src' '$mnt/tree2' &&
-		cd '$mnt' && md5sum zbig > /tmp/zsum"
+	zlfs_on_kernel_tree "$t" "$src" 64M /tmp/pool
 	zlfs_umount "$mnt" "$dev" || fail "unmount ($t)"
 	fsck_known "$t, after zlfs" "$dev"
 	klog_mark "$t, after zlfs"
 	if kernel_mount "$dev"; then
-		check "kernel reads what zlfs wrote ($t)" bash -c "diff -r '$src' '$mnt/tree2' && [ ! -e '$mnt/tree/d' ] && cd '$mnt' && md5sum -c --quiet /tmp/zsum"
+		check "kernel reads what zlfs wrote ($t)" kernel_sees_zlfs "$src"
 		kernel_umount || fail "kernel unmount ($t, after zlfs)"
 	else
 		fail "kernel mounts what zlfs wrote ($t)" "$(klog | tail -3 | tr '\n' ' ')"
