@@ -51,6 +51,11 @@ conv_zones() {
 }
 
 now() { date +%s.%N; }
+# umount_wait PID: unmount $MNT and wait for its daemon PID (the final checkpoint written)
+umount_wait() {
+	"$B/fs/zlfs-umount" "$MNT"
+	while kill -0 "$1" 2>/dev/null; do sleep 0.1; done
+}
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 
 # gc_pick IMG: prints "picks ns_per_pick" after the fill and the cleaning above
@@ -74,8 +79,7 @@ gc_pick() {
 		picks=$now
 	done
 	echo "$now $(sed -n 's/^gc_victim_pick_ns=//p' "$MNT/.zlfs/status")"
-	"$B/fs/zlfs-umount" "$MNT"
-	while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+	umount_wait "$pid"
 }
 
 # one_round SIZE: prints "SIZE mkfs_s mount_s rss_kib nat_held nat_blocks sit_held sit_blocks
@@ -95,8 +99,7 @@ one_round() {
 	all=$(sed -n 's/^nat_blocks=//p' "$MNT/.zlfs/status")
 	sheld=$(sed -n 's/^sit_blocks_in_memory=//p' "$MNT/.zlfs/status")
 	sall=$(sed -n 's/^sit_blocks=//p' "$MNT/.zlfs/status")
-	"$B/fs/zlfs-umount" "$MNT"
-	while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+	umount_wait "$pid"
 	echo "$1 $(secs "$t0" "$t1") $(secs "$t1" "$t2") $rss $held $all $sheld $sall $(gc_pick "$img")"
 }
 
@@ -114,13 +117,11 @@ files_run() {
 	s=$("$B/bench/meta-bench" stat "$MNT" --files "$FILES" --per-dir 1000 --threads 2 |
 		sed -n 's/.*ops_per_s=\([0-9.]*\).*/\1/p')
 	s="$s $(mem_of "$pid")"
-	"$B/fs/zlfs-umount" "$MNT"
-	while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+	umount_wait "$pid"
 	m=$(cold_mount "$img")
 	pid=$(pgrep -f "^$B/fs/zlfs $img $MNT" | head -1)
 	m="${m%% *} $(awk '/^VmRSS/ {print $2}' "/proc/$pid/status")"
-	"$B/fs/zlfs-umount" "$MNT"
-	while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+	umount_wait "$pid"
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
 	t0=$(now)
