@@ -82,6 +82,7 @@ int zlfs_cp_load(struct zlfs_sb *sbi)
 	void *h[2] = { calloc(1 + payload, ZF_BLKSIZE), calloc(1 + payload, ZF_BLKSIZE) };
 	struct zf_journal *nat_j = calloc(1, sizeof(*nat_j)), *sit_j = calloc(1, sizeof(*sit_j));
 	struct zf_summary_block *sum = malloc(ZF_BLKSIZE);
+	uint8_t *bits = NULL;
 	struct zf_cp_pack_state st[2];
 	int ret;
 
@@ -164,7 +165,16 @@ int zlfs_cp_load(struct zlfs_sb *sbi)
 			goto out;
 		memcpy(sbi->logs[i].sum.entries, sum->entries, sizeof(sum->entries));
 	}
-	if ((ret = zlfs_node_build_from(sbi, nat_j)) || (ret = zlfs_seg_build(sbi, sit_j)))
+	/* the NAT's full and empty blocks, when the pack has them: then no NAT block is read */
+	uint32_t nb = zf_nat_bits_blocks(sbi->lay.max_nid / ZF_NAT_ENTRY_PER_BLOCK);
+	if (!(bits = calloc(nb, ZF_BLKSIZE))) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if ((ret = zf_cp_pack_read_nat_bits(&io, start, cp, nb, bits)) < 0)
+		goto out;
+	if ((ret = zlfs_node_build_from(sbi, nat_j, ret ? bits : NULL)) ||
+	    (ret = zlfs_seg_build(sbi, sit_j)))
 		goto out;
 	/*
 	 * The counters the checkpoint keeps must agree with what we rebuilt:
@@ -190,6 +200,7 @@ out:
 	free(nat_j);
 	free(sit_j);
 	free(sum);
+	free(bits);
 	return ret;
 }
 
@@ -329,6 +340,9 @@ static int write_pack(struct zlfs_sb *sbi, int pack, const uint32_t *orphans, ui
 		.orphans = orphans,
 		.norphans = norph,
 		.umount = umount,
+		/* node.c brought them up to date as it wrote the NAT blocks */
+		.nat_bits = sbi->nat_bits,
+		.nat_bits_blocks = sbi->nat_bits_blocks,
 	};
 
 	for (int i = 0; i < ZF_NR_LOGS; i++)

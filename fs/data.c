@@ -308,30 +308,6 @@ int zlfs_write_blocks(struct zlfs_sb *sbi, void *const *bufs, const uint32_t *ad
 	return zlfs_write_wait(sbi, zlfs_write_submit(sbi, bufs, addrs, n, ZLFS_PRIO_BE));
 }
 
-int zlfs_write_nodes(struct zlfs_sb *sbi, struct znode **v, uint32_t n)
-{
-	void **bufs = calloc(n ? n : 1, sizeof(*bufs));
-	uint32_t *addrs = calloc(n ? n : 1, sizeof(*addrs));
-	int ret;
-
-	if (!bufs || !addrs) {
-		free(bufs);
-		free(addrs);
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		/* the footer is final now: an inode's checksum covers it */
-		zf_inode_set_csum(&v[i]->blk, zlfs_feat(sbi), sbi->csum_seed);
-		bufs[i] = &v[i]->blk;
-		addrs[i] = zlfs_nat(sbi, v[i]->nid)->blkaddr;
-	}
-	ret = zlfs_write_blocks(sbi, bufs, addrs, n);
-	free(bufs);
-	free(addrs);
-	return ret;
-}
-
-
 /* ---- reads and writes with the lock dropped ------------------------------------- */
 
 struct rbatch {

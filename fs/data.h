@@ -42,8 +42,6 @@ struct zlfs_wbatch *zlfs_write_submit(struct zlfs_sb *sbi, void *const *bufs,
 int zlfs_write_wait(struct zlfs_sb *sbi, struct zlfs_wbatch *wb);
 /* Write n blocks and wait (sbi->lock held throughout). */
 int zlfs_write_blocks(struct zlfs_sb *sbi, void *const *bufs, const uint32_t *addrs, uint32_t n);
-/* Write nodes to the addresses their NAT entries name (sbi->lock held). */
-int zlfs_write_nodes(struct zlfs_sb *sbi, struct znode **v, uint32_t n);
 /* Read / write n blocks with sbi->lock dropped while in flight (held on entry and return). */
 int zlfs_read_blocks_unlocked(struct zlfs_sb *sbi, void **bufs, const uint32_t *addrs, uint32_t n,
 			      uint8_t prio);

@@ -104,7 +104,11 @@ static int inode_node(struct zlfs_sb *sbi, uint32_t ino, struct znode **out)
 	int ret;
 
 	/* no inode by that number (a stale file handle, or a dentry naming a freed inode) */
-	if (ino < ZF_ROOT_INO || ino >= sbi->max_nid || zlfs_nat(sbi, ino)->ino != ino)
+	if (ino < ZF_ROOT_INO || ino >= sbi->max_nid)
+		return -ZLFS_EFSCORRUPTED;
+	if ((ret = zlfs_nat_load(sbi, ino)))
+		return ret;
+	if (zlfs_nat(sbi, ino)->ino != ino)
 		return -ZLFS_EFSCORRUPTED;
 	if ((ret = zlfs_node_get(sbi, ino, ino, ZF_NODE_KIND_INODE, &n)))
 		return ret;
@@ -158,7 +162,11 @@ int zlfs_inode_attr(struct zlfs_sb *sbi, uint32_t ino, struct zattr *a)
 	struct znode *n;
 	int ret = 0;
 
-	if (ino < ZF_ROOT_INO || ino >= sbi->max_nid || zlfs_nat(sbi, ino)->ino != ino)
+	if (ino < ZF_ROOT_INO || ino >= sbi->max_nid)
+		return -ZLFS_EFSCORRUPTED;
+	if ((ret = zlfs_nat_load(sbi, ino)))
+		return ret;
+	if (zlfs_nat(sbi, ino)->ino != ino)
 		return -ZLFS_EFSCORRUPTED;
 	zlfs_cache_lock(sbi);
 	struct zinode *zi = ifind(sbi, ino);

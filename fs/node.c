@@ -3,8 +3,9 @@
  * node block cache, writing dirty nodes to the node logs, and the mapping
  * of file blocks through F2FS's node tree.
  *
- * NAT state in memory: one entry per nid, in blocks of 455 (nat_blk) that
- * exist only once one of their entries is not zero.  blkaddr NULL_ADDR = free nid;
+ * NAT state in memory: one entry per nid, in blocks of 455 (nat_blk) read
+ * on demand (zlfs_nat_load; nat_bits tell which unread blocks hold free
+ * nids), held once one of their entries is not zero.  blkaddr NULL_ADDR = free nid;
  * NEW_ADDR = allocated, its node only in the cache so far.  NAT blocks
  * changed since the checkpoint are marked in nat_dirty and written, at the
  * checkpoint, to the copy the last checkpoint does not use.
@@ -36,6 +37,7 @@
 #include "segment.h"
 #include "node.h"
 #include "acache.h"
+#include "zlfs/f2fs_cp_pack.h"
 
 /* ---- NAT ----------------------------------------------------------------------- */
 
@@ -45,12 +47,57 @@ static void nat_mark_dirty(struct zlfs_sb *sbi, uint32_t nid)
 	sbi->dirty = true;
 }
 
+static bool bit_le(const uint8_t *map, uint32_t b)
+{
+	return map[b / 8] & (1u << (b % 8));
+}
+
+static void bit_le_put(uint8_t *map, uint32_t b, bool on)
+{
+	if (on)
+		map[b / 8] |= (uint8_t)(1u << (b % 8));
+	else
+		map[b / 8] &= (uint8_t)~(1u << (b % 8));
+}
+
+/* nat_bits' full and empty bits of block b (bytes past the check). */
+static uint8_t *nat_full_bits(struct zlfs_sb *sbi)
+{
+	return sbi->nat_bits + 8;
+}
+
+static uint8_t *nat_empty_bits(struct zlfs_sb *sbi)
+{
+	return sbi->nat_bits + 8 + sbi->nat_bits_bytes;
+}
+
+/* Block b as it is written (or read): its full and empty bits, as the kernel counts. */
+static void nat_bits_set(struct zlfs_sb *sbi, uint32_t b, const struct zf_nat_block *blk)
+{
+	uint32_t used = 0;
+
+	if (b >= sbi->nat_bits_bytes * 8)
+		return;   /* a NAT copy of blocks not a multiple of 8: the kernel's bits stop short */
+	for (uint32_t k = 0; k < ZF_NAT_ENTRY_PER_BLOCK; k++)
+		if ((b == 0 && k == 0) || blk->entries[k].block_addr != ZF_NULL_ADDR)
+			used++;
+	bit_le_put(nat_full_bits(sbi), b, used == ZF_NAT_ENTRY_PER_BLOCK);
+	bit_le_put(nat_empty_bits(sbi), b, used == 0);
+}
+
+/* Might block b hold a free nid?  Unread blocks answer from nat_bits. */
+static bool nat_may_have_free(struct zlfs_sb *sbi, uint32_t b)
+{
+	return b >= sbi->nat_bits_bytes * 8 || !bit_le(nat_full_bits(sbi), b);
+}
+
 int zlfs_nat_hold(struct zlfs_sb *sbi, uint32_t nid)
 {
+	int ret = zlfs_nat_load(sbi, nid);
 	struct znat **b = &sbi->nat_blk[nid / ZF_NAT_ENTRY_PER_BLOCK];
 
-	if (*b)
-		return 0;
+	if (ret || *b)
+		return ret;
 	*b = calloc(ZF_NAT_ENTRY_PER_BLOCK, sizeof(**b));
 	if (!*b)
 		return -ENOMEM;
@@ -60,13 +107,13 @@ int zlfs_nat_hold(struct zlfs_sb *sbi, uint32_t nid)
 
 struct znat *zlfs_nat_mut(struct zlfs_sb *sbi, uint32_t nid)
 {
-	struct znat *b = sbi->nat_blk[nid / ZF_NAT_ENTRY_PER_BLOCK];
+	uint32_t b = nid / ZF_NAT_ENTRY_PER_BLOCK;
 
-	if (!b) {
+	if (!sbi->nat_in[b] || !sbi->nat_blk[b]) {
 		fprintf(stderr, "zlfs: nid %u changed without room for its NAT block\n", nid);
 		abort();
 	}
-	return &b[nid % ZF_NAT_ENTRY_PER_BLOCK];
+	return &sbi->nat_blk[b][nid % ZF_NAT_ENTRY_PER_BLOCK];
 }
 
 /* A NAT block's entries, all zero (never used): it takes no room. */
@@ -88,7 +135,87 @@ static void nat_set(struct znat *n, const struct zf_nat_entry *e)
 	n->flags = n->blkaddr != ZF_NULL_ADDR ? ZNAT_CKPT : 0;
 }
 
-static int nat_load(struct zlfs_sb *sbi, const struct zf_journal *nat_j)
+/*
+ * NAT block b as read from its live copy: checked (every address free or in
+ * the main area: anything else would steer node reads and GC outside it),
+ * its entries into memory unless all zero, and marked read (release: a
+ * reader seeing nat_in sees the entries).
+ */
+static int nat_take(struct zlfs_sb *sbi, uint32_t b, const struct zf_nat_block *blk)
+{
+	/* (the node and meta inodes' entries, below the first free nid, say 1: not main-area blocks) */
+	for (uint32_t k = b ? 0 : ZF_FIRST_FREE_NID; k < ZF_NAT_ENTRY_PER_BLOCK; k++) {
+		uint32_t a = zf_le32_to_cpu(blk->entries[k].block_addr);
+		if (a != ZF_NULL_ADDR && !zlfs_is_main_blkaddr(sbi, a)) {
+			fprintf(stderr, "zlfs: NAT entry of nid %u points outside the main area (block %u)\n",
+				b * ZF_NAT_ENTRY_PER_BLOCK + k, a);
+			return -ZLFS_EFSCORRUPTED;
+		}
+	}
+	if (!nat_block_empty(blk)) {
+		struct znat *e = calloc(ZF_NAT_ENTRY_PER_BLOCK, sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		for (uint32_t k = 0; k < ZF_NAT_ENTRY_PER_BLOCK; k++)
+			nat_set(&e[k], &blk->entries[k]);
+		sbi->nat_blk[b] = e;
+		sbi->nat_blocks_held++;
+	}
+	__atomic_store_n(&sbi->nat_in[b], 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int zlfs_nat_load(struct zlfs_sb *sbi, uint32_t nid)
+{
+	uint32_t b = nid / ZF_NAT_ENTRY_PER_BLOCK;
+	int ret = 0;
+
+	if (nid >= sbi->max_nid)
+		return -ZLFS_EFSCORRUPTED;
+	if (__atomic_load_n(&sbi->nat_in[b], __ATOMIC_ACQUIRE))
+		return 0;
+	struct zf_nat_block *blk = malloc(ZF_BLKSIZE);
+	if (!blk)
+		return -ENOMEM;
+	pthread_mutex_lock(&sbi->nat_lock);
+	if (!sbi->nat_in[b]) {   /* (another reader may have read it meanwhile) */
+		int copy = zf_msb_test(sbi->nat_bitmap, b);
+		ret = zlfs_read_block(sbi, zf_nat_blkaddr(&sbi->lay, b * ZF_NAT_ENTRY_PER_BLOCK, copy), blk);
+		if (!ret)
+			ret = nat_take(sbi, b, blk);
+		if (!ret)
+			__atomic_add_fetch(&sbi->st.nat_reads, 1, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&sbi->nat_lock);
+	free(blk);
+	if (ret == -ZLFS_EFSCORRUPTED)
+		ret = zlfs_corrupt(sbi, "NAT block %u is damaged (run fsck.zlfs)", b);
+	return ret;
+}
+
+const struct znat *zlfs_nat_miss(struct zlfs_sb *sbi, uint32_t nid)
+{
+	static const struct znat none;
+	int ret = zlfs_nat_load(sbi, nid);
+
+	if (ret) {
+		/* read-only from here: nothing is written on the word of this zero entry */
+		zlfs_set_fatal(sbi, ret);
+		return &none;
+	}
+	const struct znat *e = sbi->nat_blk[nid / ZF_NAT_ENTRY_PER_BLOCK];
+	return e ? &e[nid % ZF_NAT_ENTRY_PER_BLOCK] : &none;
+}
+
+/*
+ * Without nat_bits (a volume an older zlfs or a non-unmount kernel
+ * checkpoint left), the whole NAT is read once, a run at a time, and the
+ * bits made from it: the next checkpoint writes them, and the next mount
+ * reads none of it.  Consecutive blocks whose live copy is the same one lie
+ * side by side within a NAT segment (the copies alternate by segment), so
+ * a volume's whole NAT is a few hundred reads, not one per block.
+ */
+static int nat_read_all(struct zlfs_sb *sbi)
 {
 	uint32_t nblocks = sbi->max_nid / ZF_NAT_ENTRY_PER_BLOCK;
 	uint8_t *buf = malloc((size_t)ZLFS_READ_RUN_MAX * ZF_BLKSIZE);
@@ -96,12 +223,6 @@ static int nat_load(struct zlfs_sb *sbi, const struct zf_journal *nat_j)
 
 	if (!buf)
 		return -ENOMEM;
-	/*
-	 * A run at a time: consecutive blocks whose live copy is the same one
-	 * lie side by side within a NAT segment (the copies alternate by
-	 * segment), so a volume's whole NAT is a few hundred reads, not one
-	 * per block.
-	 */
 	for (uint32_t b = 0; b < nblocks && !ret;) {
 		int copy = zf_msb_test(sbi->nat_bitmap, b);
 		uint32_t n = 1;
@@ -113,23 +234,30 @@ static int nat_load(struct zlfs_sb *sbi, const struct zf_journal *nat_j)
 			break;
 		for (uint32_t i = 0; i < n && !ret; i++, b++) {
 			const struct zf_nat_block *blk = (const void *)(buf + (size_t)i * ZF_BLKSIZE);
-			uint32_t first = b * ZF_NAT_ENTRY_PER_BLOCK;
-			if (nat_block_empty(blk) || (ret = zlfs_nat_hold(sbi, first)))
-				continue;
-			for (uint32_t k = 0; k < ZF_NAT_ENTRY_PER_BLOCK; k++)
-				nat_set(&sbi->nat_blk[b][k], &blk->entries[k]);
+			nat_bits_set(sbi, b, blk);
+			ret = nat_take(sbi, b, blk);
 		}
 	}
 	free(buf);
-	if (ret)
-		return ret;
+	return ret;
+}
+
+/* The checkpoint's NAT journal over the blocks: its blocks read, marked to be written. */
+static int nat_journal(struct zlfs_sb *sbi, const struct zf_journal *nat_j)
+{
 	unsigned int cnt = zf_le16_to_cpu(nat_j->n_nats);
+	int ret;
+
 	if (cnt > ZF_NAT_JOURNAL_ENTRIES)
 		return -ZLFS_EFSCORRUPTED;
 	for (unsigned int i = 0; i < cnt; i++) {
 		uint32_t nid = zf_le32_to_cpu(nat_j->nat_j.entries[i].nid);
-		if (nid >= sbi->max_nid)
+		uint32_t a = zf_le32_to_cpu(nat_j->nat_j.entries[i].ne.block_addr);
+		if (nid >= sbi->max_nid || (a != ZF_NULL_ADDR && !zlfs_is_main_blkaddr(sbi, a))) {
+			fprintf(stderr, "zlfs: NAT journal entry %u (nid %u, block %u) is out of "
+				"range\n", i, nid, a);
 			return -ZLFS_EFSCORRUPTED;
+		}
 		if ((ret = zlfs_nat_hold(sbi, nid)))
 			return ret;
 		nat_set(zlfs_nat_mut(sbi, nid), &nat_j->nat_j.entries[i].ne);
@@ -138,33 +266,34 @@ static int nat_load(struct zlfs_sb *sbi, const struct zf_journal *nat_j)
 	return 0;
 }
 
-int zlfs_node_build_from(struct zlfs_sb *sbi, const struct zf_journal *nat_j)
+int zlfs_node_build_from(struct zlfs_sb *sbi, const struct zf_journal *nat_j, const uint8_t *bits)
 {
 	sbi->max_nid = sbi->lay.max_nid;
 	sbi->nat_blocks = (sbi->max_nid + ZF_NAT_ENTRY_PER_BLOCK - 1) / ZF_NAT_ENTRY_PER_BLOCK;
 	sbi->nat_blocks_held = 0;
 	sbi->nat_blk = calloc(sbi->nat_blocks, sizeof(*sbi->nat_blk));
+	sbi->nat_in = calloc(sbi->nat_blocks, 1);
+	sbi->nat_ref = calloc(sbi->nat_blocks, 1);
 	sbi->nat_dirty = calloc(sbi->max_nid / ZF_NAT_ENTRY_PER_BLOCK + 1, 1);
+	sbi->nat_bits_bytes = zf_nat_bits_bytes(sbi->lay.max_nid / ZF_NAT_ENTRY_PER_BLOCK);
+	sbi->nat_bits_blocks = zf_nat_bits_blocks(sbi->lay.max_nid / ZF_NAT_ENTRY_PER_BLOCK);
+	sbi->nat_bits = calloc(sbi->nat_bits_blocks, ZF_BLKSIZE);
 	sbi->node_hash_size = 65536;
 	sbi->node_hash = calloc(sbi->node_hash_size, sizeof(*sbi->node_hash));
-	if (!sbi->nat_blk || !sbi->nat_dirty || !sbi->node_hash)
+	if (!sbi->nat_blk || !sbi->nat_in || !sbi->nat_ref || !sbi->nat_dirty || !sbi->nat_bits ||
+	    !sbi->node_hash)
 		return -ENOMEM;
+	pthread_mutex_init(&sbi->nat_lock, NULL);
 	sbi->lru.lru_next = sbi->lru.lru_prev = &sbi->lru;
 	sbi->dirty_list.dirty_next = sbi->dirty_list.dirty_prev = &sbi->dirty_list;
-	int ret = nat_load(sbi, nat_j);
-	if (ret)
+	int ret;
+	sbi->nat_bits_found = bits != NULL;
+	if (bits)
+		memcpy(sbi->nat_bits, bits, (size_t)sbi->nat_bits_blocks * ZF_BLKSIZE);
+	else if ((ret = nat_read_all(sbi)))
 		return ret;
-	for (uint32_t nid = ZF_FIRST_FREE_NID; nid < sbi->max_nid; nid++) {
-		if (!sbi->nat_blk[nid / ZF_NAT_ENTRY_PER_BLOCK]) {   /* all free */
-			nid = (nid / ZF_NAT_ENTRY_PER_BLOCK + 1) * ZF_NAT_ENTRY_PER_BLOCK - 1;
-			continue;
-		}
-		uint32_t a = zlfs_nat(sbi, nid)->blkaddr;
-		if (a != ZF_NULL_ADDR && a != ZF_NEW_ADDR && !zlfs_is_main_blkaddr(sbi, a)) {
-			fprintf(stderr, "zlfs: NAT entry of nid %u points outside the main area\n", nid);
-			return -ZLFS_EFSCORRUPTED;
-		}
-	}
+	if ((ret = nat_journal(sbi, nat_j)))
+		return ret;
 	if (sbi->next_free_nid < ZF_FIRST_FREE_NID || sbi->next_free_nid >= sbi->max_nid)
 		sbi->next_free_nid = ZF_FIRST_FREE_NID;
 	return 0;
@@ -182,23 +311,53 @@ void zlfs_node_destroy(struct zlfs_sb *sbi)
 	free(sbi->node_hash);
 	for (uint32_t b = 0; sbi->nat_blk && b < sbi->nat_blocks; b++)
 		free(sbi->nat_blk[b]);
+	if (sbi->nat_blk)
+		pthread_mutex_destroy(&sbi->nat_lock);
 	free(sbi->nat_blk);
+	free(sbi->nat_in);
+	free(sbi->nat_ref);
 	free(sbi->nat_dirty);
+	free(sbi->nat_bits);
 	sbi->node_hash = NULL;
 	sbi->nat_blk = NULL;
+	sbi->nat_in = NULL;
+	sbi->nat_ref = NULL;
 	sbi->nat_dirty = NULL;
+	sbi->nat_bits = NULL;
 }
 
+/*
+ * The next free nid from next_free_nid on, round the NAT: a block at a
+ * time, blocks nat_bits say are full passed unread; a nid freed since the
+ * checkpoint waits for the next one (see the top).
+ */
 int zlfs_nid_alloc(struct zlfs_sb *sbi, uint32_t *nid)
 {
-	uint32_t range = sbi->max_nid - ZF_FIRST_FREE_NID;
+	uint32_t per = ZF_NAT_ENTRY_PER_BLOCK, nblocks = sbi->nat_blocks;
+	uint32_t start = sbi->next_free_nid, b0 = start / per;
+	int ret;
 
-	for (uint32_t k = 0; k < range; k++) {
-		uint32_t n = ZF_FIRST_FREE_NID + (sbi->next_free_nid - ZF_FIRST_FREE_NID + k) % range;
-		const struct znat *e = zlfs_nat(sbi, n);
-		if (e->blkaddr == ZF_NULL_ADDR && !(e->flags & ZNAT_FREED)) {
-			int ret = zlfs_nat_hold(sbi, n);
-			if (ret)
+	for (uint32_t i = 0; i <= nblocks; i++) {
+		uint32_t b = (b0 + i) % nblocks;
+		if (!sbi->nat_in[b] && !nat_may_have_free(sbi, b))
+			continue;
+		if ((ret = zlfs_nat_load(sbi, b * per)))
+			return ret;
+		/* the first visit starts at next_free_nid; the last, back at b0, ends there */
+		uint32_t lo = b * per, hi = lo + per;
+		if (i == 0)
+			lo = start;
+		else if (i == nblocks)
+			hi = start;
+		if (lo < ZF_FIRST_FREE_NID)
+			lo = ZF_FIRST_FREE_NID;
+		if (hi > sbi->max_nid)
+			hi = sbi->max_nid;
+		for (uint32_t n = lo; n < hi; n++) {
+			const struct znat *e = zlfs_nat(sbi, n);
+			if (e->blkaddr != ZF_NULL_ADDR || (e->flags & ZNAT_FREED))
+				continue;
+			if ((ret = zlfs_nat_hold(sbi, n)))
 				return ret;
 			zlfs_nat_mut(sbi, n)->blkaddr = ZF_NEW_ADDR;
 			sbi->next_free_nid = n + 1 < sbi->max_nid ? n + 1 : ZF_FIRST_FREE_NID;
@@ -329,8 +488,10 @@ static void ra_insert(struct zlfs_sb *sbi, uint32_t addr, const struct zf_node *
 {
 	for (uint32_t k = 1; k < n; k++) {
 		uint32_t nid = zf_le32_to_cpu(blks[k].footer.nid);
+		/* (a NAT block not in memory is not read for a guess: the node waits its turn) */
 		if (!zlfs_block_valid(sbi, addr + k) || nid < ZF_FIRST_FREE_NID - 1 ||
-		    nid >= sbi->max_nid || zlfs_nat(sbi, nid)->blkaddr != addr + k ||
+		    nid >= sbi->max_nid || !sbi->nat_in[nid / ZF_NAT_ENTRY_PER_BLOCK] ||
+		    zlfs_nat(sbi, nid)->blkaddr != addr + k ||
 		    (!sbi->csum_rewrite && !zf_inode_csum_ok(&blks[k], zlfs_feat(sbi), sbi->csum_seed)))
 			continue;   /* (a bad checksum is reported when the node is asked for) */
 		struct znode *rn = malloc(sizeof(*rn));
@@ -398,6 +559,8 @@ int zlfs_node_get(struct zlfs_sb *sbi, uint32_t nid, uint32_t ino, enum zf_node_
 	}
 	zlfs_cache_unlock(sbi);
 	/* readers read outside cache_lock; the NAT changes only under the exclusive lock */
+	if ((ret = zlfs_nat_load(sbi, nid)))
+		return ret;
 	uint32_t addr = zlfs_nat(sbi, nid)->blkaddr;
 	if (addr == ZF_NULL_ADDR || addr == ZF_NEW_ADDR)
 		return zlfs_corrupt(sbi, "node %u (of inode %u) is not in the NAT", nid, ino);
@@ -510,8 +673,8 @@ void zlfs_node_remove(struct zlfs_sb *sbi, uint32_t nid)
 	if (n)
 		cache_drop(sbi, n);
 	zlfs_acache_del(sbi, nid);
-	if (!sbi->nat_blk[nid / ZF_NAT_ENTRY_PER_BLOCK])
-		return;   /* never used: nothing to free */
+	if (zlfs_nat_load(sbi, nid) || !sbi->nat_blk[nid / ZF_NAT_ENTRY_PER_BLOCK])
+		return;   /* never used: nothing to free (or unreadable: read-only now) */
 	struct znat *e = zlfs_nat_mut(sbi, nid);
 	if (e->blkaddr != ZF_NULL_ADDR) {
 		zlfs_invalidate_block(sbi, e->blkaddr);
@@ -533,7 +696,8 @@ bool zlfs_nid_checkpointed(const struct zlfs_sb *sbi, uint32_t nid)
 
 void zlfs_node_need_cp(struct zlfs_sb *sbi, uint32_t ino)
 {
-	if (ino < sbi->max_nid && sbi->nat_blk[ino / ZF_NAT_ENTRY_PER_BLOCK])
+	if (ino < sbi->max_nid && sbi->nat_in[ino / ZF_NAT_ENTRY_PER_BLOCK] &&
+	    sbi->nat_blk[ino / ZF_NAT_ENTRY_PER_BLOCK])
 		zlfs_nat_mut(sbi, ino)->flags |= ZNAT_NEED_CP;
 }
 
@@ -598,6 +762,30 @@ static int place_node(struct zlfs_sb *sbi, struct znode *n, unsigned int log)
 	return 0;
 }
 
+/* Write n placed nodes at their NAT addresses and wait. */
+static int write_nodes(struct zlfs_sb *sbi, struct znode **v, uint32_t n)
+{
+	void **bufs = calloc(n ? n : 1, sizeof(*bufs));
+	uint32_t *addrs = calloc(n ? n : 1, sizeof(*addrs));
+	int ret;
+
+	if (!bufs || !addrs) {
+		free(bufs);
+		free(addrs);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		/* the footer is final now: an inode's checksum covers it */
+		zf_inode_set_csum(&v[i]->blk, zlfs_feat(sbi), sbi->csum_seed);
+		bufs[i] = &v[i]->blk;
+		addrs[i] = zlfs_nat_mut(sbi, v[i]->nid)->blkaddr;
+	}
+	ret = zlfs_write_blocks(sbi, bufs, addrs, n);
+	free(bufs);
+	free(addrs);
+	return ret;
+}
+
 int zlfs_node_flush(struct zlfs_sb *sbi)
 {
 	struct znode **v;
@@ -618,7 +806,7 @@ int zlfs_node_flush(struct zlfs_sb *sbi)
 		v[cnt++] = n;
 	}
 	if (!ret)
-		ret = zlfs_write_nodes(sbi, v, cnt);
+		ret = write_nodes(sbi, v, cnt);
 	if (!ret)
 		for (uint32_t i = 0; i < cnt; i++)
 			mark_clean(sbi, v[i]);
@@ -663,7 +851,7 @@ int zlfs_node_fsync(struct zlfs_sb *sbi, uint32_t ino, bool data_first)
 	uint64_t t0 = zlfs_mono_ns(), t1;
 	if (data_first && sbi->data_unflushed && (ret = zlfs_disp_flush(sbi->disp)))
 		goto out;
-	if ((ret = zlfs_write_nodes(sbi, v, cnt)))
+	if ((ret = write_nodes(sbi, v, cnt)))
 		goto out;
 	t1 = zlfs_mono_ns();
 	sbi->st.fsync_node_ns += t1 - t0;
@@ -709,6 +897,7 @@ int zlfs_nat_flush(struct zlfs_sb *sbi)
 			zf_msb_set(sbi->nat_bitmap, b);
 		else
 			zf_msb_clear(sbi->nat_bitmap, b);
+		nat_bits_set(sbi, b, blk);
 		sbi->nat_dirty[b] = 0;
 	}
 	free(blk);
@@ -738,6 +927,51 @@ void zlfs_node_shrink(struct zlfs_sb *sbi, uint32_t max)
 	/* malloc keeps freed blocks for reuse; past 16 MiB of them, give the pages back */
 	if (dropped >= 4096)
 		malloc_trim(0);
+}
+
+/*
+ * Would NAT block b read back as it is?  Written at the last checkpoint (or
+ * unchanged since read), no entry with a flag a read would not give (freed,
+ * fsynced, needing a checkpoint) or handed out and not written (NEW_ADDR),
+ * and no node of it cached (a cached node's entry is changed in place when
+ * it is written).
+ */
+static bool nat_block_clean(struct zlfs_sb *sbi, uint32_t b)
+{
+	const struct znat *e = sbi->nat_blk[b];
+
+	if (sbi->nat_dirty[b])
+		return false;
+	for (uint32_t k = 0; e && k < ZF_NAT_ENTRY_PER_BLOCK; k++) {
+		uint32_t a = e[k].blkaddr;
+		if (a == ZF_NEW_ADDR || e[k].flags != (a != ZF_NULL_ADDR ? ZNAT_CKPT : 0))
+			return false;
+		if (a != ZF_NULL_ADDR && cache_find(sbi, b * ZF_NAT_ENTRY_PER_BLOCK + k))
+			return false;
+	}
+	return true;
+}
+
+void zlfs_nat_shrink(struct zlfs_sb *sbi, uint32_t max)
+{
+	/* a clock: a block asked for since the hand last passed gets another turn */
+	for (uint32_t i = 0; i < 2 * sbi->nat_blocks && sbi->nat_blocks_held > max; i++) {
+		uint32_t b = sbi->nat_hand;
+		sbi->nat_hand = b + 1 < sbi->nat_blocks ? b + 1 : 0;
+		if (!sbi->nat_in[b] || !sbi->nat_blk[b] || b == ZF_ROOT_INO / ZF_NAT_ENTRY_PER_BLOCK)
+			continue;
+		if (sbi->nat_ref[b]) {
+			sbi->nat_ref[b] = 0;
+			continue;
+		}
+		if (!nat_block_clean(sbi, b))
+			continue;
+		free(sbi->nat_blk[b]);
+		sbi->nat_blk[b] = NULL;
+		sbi->nat_in[b] = 0;
+		sbi->nat_blocks_held--;
+		sbi->st.nat_evicted++;
+	}
 }
 
 /* ---- block mapping ------------------------------------------------------------------ */

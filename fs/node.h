@@ -18,8 +18,13 @@ bool zlfs_cp_node_ver_ok(const struct zlfs_sb *sbi, uint64_t footer_ver);
 /* GC: node nid (whose live block was read into blk) must be rewritten: cache it, dirty. */
 int zlfs_node_gc_dirty(struct zlfs_sb *sbi, uint32_t nid, const void *blk);
 
-/* Load the NAT (the live copy of each block) and overlay the CP's NAT journal. */
-int zlfs_node_build_from(struct zlfs_sb *sbi, const struct zf_journal *nat_j);
+/*
+ * The NAT at mount: with the checkpoint's nat_bits (bits, nat_bits_blocks
+ * blocks, checked) no NAT block is read until asked for; without (NULL) the
+ * whole NAT is read and the bits made.  Then the CP's NAT journal is laid
+ * over the blocks it names.
+ */
+int zlfs_node_build_from(struct zlfs_sb *sbi, const struct zf_journal *nat_j, const uint8_t *bits);
 void zlfs_node_destroy(struct zlfs_sb *sbi);
 /* Write every dirty NAT block to its other copy (at a checkpoint). */
 int zlfs_nat_flush(struct zlfs_sb *sbi);
@@ -37,7 +42,18 @@ void zlfs_node_dirty(struct zlfs_sb *sbi, struct znode *n);
 /* Drop node nid: its block becomes invalid, its nid free. */
 void zlfs_node_remove(struct zlfs_sb *sbi, uint32_t nid);
 int zlfs_nid_alloc(struct zlfs_sb *sbi, uint32_t *nid);
-/* Room for nid's NAT block in memory: 0, or -ENOMEM. */
+/*
+ * nid's NAT block in memory (read if it is not yet): 0, -EUCLEAN (the block
+ * is damaged: read-only now), or another negative errno from the read.
+ * zlfs_nat does this itself; callers that can fail call it first.
+ */
+int zlfs_nat_load(struct zlfs_sb *sbi, uint32_t nid);
+/*
+ * Drop NAT blocks that would read back the same until at most max are held
+ * (or none more can go).  Exclusive holders, with no NAT entry pointer held.
+ */
+void zlfs_nat_shrink(struct zlfs_sb *sbi, uint32_t max);
+/* Room for nid's NAT block in memory (read, and held even if all zero): 0 or an errno. */
 int zlfs_nat_hold(struct zlfs_sb *sbi, uint32_t nid);
 /*
  * nid's NAT entry, to change: its block has room (zlfs_nat_hold, or the

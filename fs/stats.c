@@ -173,9 +173,19 @@ int zlfs_stats_status(struct zlfs_sb *sbi, const struct zlfs_req_count *reqs, si
 	put(&b, "cached_dir_blocks=%u\n", zlfs_bcache_count(sbi));
 	put(&b, "dirty_dir_blocks=%u\n", sbi->nr_dirty_meta);
 	put(&b, "inodes_in_memory=%u\n", sbi->nr_inodes);
-	/* the NAT's blocks in memory (node.c): those with a nid ever used, of all */
+	/*
+	 * the NAT's blocks in memory (node.c): read on demand, held when a nid
+	 * of theirs was ever used, dropped past nat_blocks_max; of all.
+	 * nat_bits: "found" (the mount read none of the NAT) or "made" (it read
+	 * all of it, the checkpoint had none).
+	 */
 	put(&b, "nat_blocks_in_memory=%u\n", sbi->nat_blocks_held);
+	put(&b, "nat_blocks_max=%u\n", sbi->nat_cap);
 	put(&b, "nat_blocks=%u\n", sbi->nat_blocks);
+	put(&b, "nat_blocks_read=%llu\n",
+	    (unsigned long long)__atomic_load_n(&sbi->st.nat_reads, __ATOMIC_RELAXED));
+	put(&b, "nat_blocks_evicted=%llu\n", (unsigned long long)sbi->st.nat_evicted);
+	put(&b, "nat_bits=%s\n", sbi->nat_bits_found ? "found" : "made");
 	/* the SIT's (segment.c): those with a segment in use or a log's, of all */
 	put(&b, "sit_blocks_in_memory=%u\n", sbi->sit_blocks_held);
 	put(&b, "sit_blocks=%u\n", sbi->sit_blocks);

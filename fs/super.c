@@ -176,6 +176,11 @@ static int check_root(struct zlfs_sb *sbi, char *err, size_t errlen)
 	char why[200] = "";
 	int ret;
 
+	if (root < sbi->max_nid && (ret = zlfs_nat_load(sbi, root))) {
+		snprintf(err, errlen, "the NAT block of the root directory (inode %u) cannot be "
+			 "read (%s): run fsck.zlfs", root, zlfs_zdev_strerror(ret));
+		return ret;
+	}
 	if (root >= sbi->max_nid || zlfs_nat(sbi, root)->ino != root) {
 		snprintf(err, errlen, "the root directory (inode %u) is missing: its NAT entry names "
 			 "no inode: run fsck.zlfs", root);
@@ -227,10 +232,13 @@ static void sb_free(struct zlfs_sb *sbi)
  * cache_mb splits as: a quarter for dentry and symlink blocks (bcache.c),
  * an eighth for the attributes of inodes whose blocks are not cached
  * (acache.c: about 40 times as many inodes as the same memory of inode
- * blocks), the rest for nodes; at most an eighth of it dirty before a
+ * blocks), a sixteenth for NAT blocks (node.c: 455 nids each, in
+ * NAT_BLOCK_BYTES), the rest for nodes; at most an eighth of it dirty before a
  * checkpoint (the checkpoint's writes of that much go through the
  * dispatcher at once, which costs memory of its own while in flight).
  */
+#define NAT_BLOCK_BYTES (ZF_NAT_ENTRY_PER_BLOCK * sizeof(struct znat) + 16)   /* (malloc's own) */
+
 static void set_cache_bound(struct zlfs_sb *sbi, uint32_t mb)
 {
 	if (mb < 8)
@@ -238,22 +246,37 @@ static void set_cache_bound(struct zlfs_sb *sbi, uint32_t mb)
 	if (mb > 1u << 20)
 		mb = 1u << 20;
 	sbi->cache_blocks = mb * (1024 * 1024 / ZF_BLKSIZE);
-	sbi->node_cap = sbi->cache_blocks / 8 * 5;
+	sbi->node_cap = sbi->cache_blocks / 16 * 9;
+	sbi->nat_cap = (uint32_t)((uint64_t)sbi->cache_blocks / 16 * ZF_BLKSIZE / NAT_BLOCK_BYTES);
 	sbi->dirty_cap = sbi->cache_blocks / 8;
 }
 
 bool zlfs_cache_over(const struct zlfs_sb *sbi)
 {
 	uint32_t n = __atomic_load_n(&sbi->nr_nodes, __ATOMIC_RELAXED);
-	return n > sbi->node_cap && n >= __atomic_load_n(&sbi->trim_retry, __ATOMIC_RELAXED);
+	uint32_t nat = __atomic_load_n(&sbi->nat_blocks_held, __ATOMIC_RELAXED);
+	return (n > sbi->node_cap && n >= __atomic_load_n(&sbi->trim_retry, __ATOMIC_RELAXED)) ||
+	       (nat > sbi->nat_cap && nat >= __atomic_load_n(&sbi->nat_retry, __ATOMIC_RELAXED));
+}
+
+/* The NAT's share: down to 7/8 of it, blocks of cached nodes staying (node shrink first). */
+static void nat_balance(struct zlfs_sb *sbi)
+{
+	if (sbi->nat_blocks_held <= sbi->nat_cap || sbi->nat_blocks_held < sbi->nat_retry)
+		return;
+	zlfs_nat_shrink(sbi, sbi->nat_cap - sbi->nat_cap / 8);
+	sbi->nat_retry = sbi->nat_blocks_held > sbi->nat_cap ?
+			 sbi->nat_blocks_held + sbi->nat_cap / 32 : 0;
 }
 
 void zlfs_cache_balance(struct zlfs_sb *sbi, bool quiet)
 {
 	if (!sbi->ro && !sbi->fatal && sbi->nr_dirty_nodes + sbi->nr_dirty_meta > sbi->dirty_cap)
 		(void)zlfs_checkpoint(sbi, false);   /* a failure made the volume read-only */
-	if (sbi->nr_nodes <= sbi->node_cap || sbi->nr_nodes < sbi->trim_retry)
+	if (sbi->nr_nodes <= sbi->node_cap || sbi->nr_nodes < sbi->trim_retry) {
+		nat_balance(sbi);
 		return;
+	}
 	/* down to 7/8 of the cap, so trims do not run at every operation */
 	uint32_t target = sbi->node_cap - sbi->node_cap / 8;
 	zlfs_node_shrink(sbi, target);
@@ -263,6 +286,7 @@ void zlfs_cache_balance(struct zlfs_sb *sbi, bool quiet)
 	}
 	/* what is left is pinned or dirty: no new walk before it grows a bit */
 	sbi->trim_retry = sbi->nr_nodes > sbi->node_cap ? sbi->nr_nodes + sbi->node_cap / 32 : 0;
+	nat_balance(sbi);
 }
 
 void zlfs_opts_inprocess(struct zlfs_opts *o)

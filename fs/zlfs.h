@@ -52,7 +52,8 @@
  * (sbi->io_inflight) and, being exclusive, for every reader.  Writes are
  * allocated and submitted under the mutex, so each log's writes reach the
  * dispatcher in LBA order.
- * Lock order: sbi->lock -> sbi->cache_lock -> sbi->wr_lock (data.c) ->
+ * Lock order: sbi->lock -> sbi->cache_lock -> sbi->nat_lock (node.c: held
+ * only around a NAT block's read) -> sbi->wr_lock (data.c) ->
  * the dispatcher's own locks.  The dispatcher's completion path takes no
  * filesystem lock (it signals the waiter's own batch lock).
  *
@@ -229,6 +230,8 @@ struct zlfs_counters {
 	/* readers too: atomic */
 	uint64_t node_misses;      /* node cache misses (one device read each) */
 	uint64_t node_readahead;   /* nodes those reads brought in besides the one asked for */
+	uint64_t nat_reads;        /* NAT blocks read on demand (one device read each) */
+	uint64_t nat_evicted;      /* NAT blocks dropped under the memory bound */
 	/* compressed files (cluster.c) */
 	uint64_t compr_clusters;   /* clusters written compressed */
 	uint64_t compr_raw;        /* full clusters that did not compress: written raw */
@@ -340,15 +343,33 @@ struct zlfs_sb {
 
 	/* NAT */
 	/*
-	 * The NAT in memory, a block's worth of entries at a time: nat_blk[b]
-	 * holds nids b*455 .. b*455+454, or is NULL while every one of them is
-	 * zero (never used: free, version 0).  A volume's NAT is sized for the
-	 * volume (13.5 million nids for 64 GiB): only the blocks in use cost
-	 * memory.  Read entries with zlfs_nat, change them with zlfs_nat_mut
-	 * after zlfs_nat_hold (node.c) made the block's room.
+	 * The NAT in memory on demand, a block's worth of entries at a time:
+	 * nat_in[b] says NAT block b was read, its entries then in nat_blk[b]
+	 * (NULL while every one of them is zero).  zlfs_nat reads a block the
+	 * first time one of its nids is asked for, so a mount reads no NAT
+	 * block it has no use for, and memory follows the nids touched.
+	 * nat_bits (the kernel's layout, f2fs_cp_pack.h: a check, a "full"
+	 * and an "empty" bit per block) say what every block held at the
+	 * last checkpoint: exact for the blocks not read since, brought up to
+	 * date for the written ones at each checkpoint, written with it;
+	 * nid allocation passes full blocks without reading them.  Under the
+	 * memory bound a block that would read back the same (clean, no
+	 * in-memory flag, no node of it cached) is dropped (zlfs_nat_shrink,
+	 * exclusive holders only, at an operation's start: no entry pointer
+	 * is held across it).  Readers (shared lock) read blocks under
+	 * nat_lock and publish nat_in last; entries change only under the
+	 * exclusive lock (zlfs_nat_mut, after zlfs_nat_hold made the block's
+	 * room).
 	 */
 	struct znat **nat_blk;
+	uint8_t *nat_in;                 /* one byte per NAT block: read */
+	uint8_t *nat_ref;                /* one byte per NAT block: asked for since the last trim */
 	uint32_t nat_blocks, nat_blocks_held;
+	uint32_t nat_hand;               /* where zlfs_nat_shrink goes on */
+	uint8_t *nat_bits;               /* nat_bits_blocks blocks */
+	uint32_t nat_bits_blocks, nat_bits_bytes;
+	bool nat_bits_found;             /* the mount found them (else it read the whole NAT) */
+	pthread_mutex_t nat_lock;
 	uint32_t max_nid;
 	uint8_t *nat_dirty;              /* one byte per NAT block */
 	uint32_t next_free_nid;          /* allocation cursor */
@@ -427,6 +448,8 @@ struct zlfs_sb {
 	uint32_t dirty_cap;              /* dirty nodes + blocks: a checkpoint past this */
 	uint32_t ops_active;             /* operations between zlfs_op_begin and _end (lock.c) */
 	uint32_t trim_retry;             /* no trim below this many nodes (0: any time) */
+	uint32_t nat_cap;                /* NAT blocks kept after a trim (node.c's zlfs_nat_shrink) */
+	uint32_t nat_retry;              /* no NAT trim below this many blocks (0: any time) */
 	uint32_t nr_orphans;
 
 	/* I/O in flight with the lock dropped (file.c) */
@@ -500,13 +523,26 @@ static inline void zlfs_note_op(struct zlfs_sb *sbi)
 
 /* ---- the mount's state, asked by every layer (inline: no calls up) ---- */
 /* The superblock's F2FS feature bits (what inode shapes and checks depend on). */
-/* nid's NAT entry (nid < max_nid); a block never used reads as zeros. */
+/*
+ * nid's NAT entry (nid < max_nid); a block never used reads as zeros.  A
+ * block not in memory yet is read (zlfs_nat_miss, node.c): the NAT in
+ * memory is a cache, so a const caller may fill it.  A read that fails
+ * turns the volume read-only and gives zeros (a free nid), so nothing is
+ * written on its word; entry points that can report the error call
+ * zlfs_nat_load first.
+ */
+const struct znat *zlfs_nat_miss(struct zlfs_sb *sbi, uint32_t nid);
 static inline const struct znat *zlfs_nat(const struct zlfs_sb *sbi, uint32_t nid)
 {
 	static const struct znat none;
-	const struct znat *b = sbi->nat_blk[nid / ZF_NAT_ENTRY_PER_BLOCK];
+	uint32_t b = nid / ZF_NAT_ENTRY_PER_BLOCK;
 
-	return b ? &b[nid % ZF_NAT_ENTRY_PER_BLOCK] : &none;
+	if (!__atomic_load_n(&sbi->nat_in[b], __ATOMIC_ACQUIRE))
+		return zlfs_nat_miss((struct zlfs_sb *)sbi, nid);
+	if (!__atomic_load_n(&sbi->nat_ref[b], __ATOMIC_RELAXED))   /* (readers race: a hint) */
+		__atomic_store_n(&sbi->nat_ref[b], 1, __ATOMIC_RELAXED);
+	const struct znat *e = sbi->nat_blk[b];
+	return e ? &e[nid % ZF_NAT_ENTRY_PER_BLOCK] : &none;
 }
 
 /* A segment's SIT entry: zeros (free) for a block not in memory. */

@@ -49,6 +49,7 @@
 
 #include "zlfs/f2fs_format.h"
 #include "zlfs/f2fs_layout.h"
+#include "zlfs/f2fs_cp_pack.h"
 #include "zlfs/f2fs_feature.h"
 #include "zlfs/probe.h"
 #include "zlfs/zdev.h"
@@ -508,7 +509,10 @@ static void fill_checkpoint(struct mkfs *m, struct zf_checkpoint *cp, uint64_t v
 		cp->cur_data_segno[i] = zf_cpu_to_le32(m->segno[ZF_LOG_HOT_DATA + i]);
 		cp->cur_data_blkoff[i] = zf_cpu_to_le16(m->blkoff[ZF_LOG_HOT_DATA + i]);
 	}
-	cp->ckpt_flags = zf_cpu_to_le32(ZF_CP_UMOUNT_FLAG);
+	/* nat_bits behind the pack when they fit (write_cp_pack), as mkfs.f2fs */
+	uint32_t nb = zf_nat_bits_blocks(l->max_nid / ZF_NAT_ENTRY_PER_BLOCK);
+	cp->ckpt_flags = zf_cpu_to_le32(ZF_CP_UMOUNT_FLAG |
+					(total + nb <= ZF_BLKS_PER_SEG ? ZF_CP_NAT_BITS_FLAG : 0));
 	cp->cp_pack_total_block_count = zf_cpu_to_le32(total);
 	cp->cp_pack_start_sum = zf_cpu_to_le32(1 + l->cp_payload);
 	cp->valid_node_count = zf_cpu_to_le32(1);
@@ -525,8 +529,34 @@ static void fill_checkpoint(struct mkfs *m, struct zf_checkpoint *cp, uint64_t v
 }
 
 /*
+ * The pack's nat_bits (f2fs_cp_pack.h), in the last blocks of its segment:
+ * its stamp, no NAT block full, every one empty but the first (nid 0, the
+ * node and meta inodes, the root).
+ */
+static int write_nat_bits(struct mkfs *m, uint32_t pack_start, const struct zf_checkpoint *cp)
+{
+	uint32_t nat_blocks = m->l.max_nid / ZF_NAT_ENTRY_PER_BLOCK;
+	uint32_t nb = zf_nat_bits_blocks(nat_blocks), bytes = zf_nat_bits_bytes(nat_blocks);
+	uint8_t *bits = aligned_alloc(ZF_BLKSIZE, (size_t)nb * ZF_BLKSIZE);
+	int ret = 0;
+
+	if (!bits)
+		return -ENOMEM;
+	memset(bits, 0, (size_t)nb * ZF_BLKSIZE);
+	uint64_t check = zf_cpu_to_le64(zf_cp_nat_bits_check(cp));
+	memcpy(bits, &check, sizeof(check));
+	memset(bits + 8 + bytes, 0xff, bytes);
+	bits[8 + bytes] &= (uint8_t)~1u;
+	for (uint32_t i = 0; i < nb && !ret; i++)
+		ret = write_blk(m, bits + (size_t)i * ZF_BLKSIZE, pack_start + ZF_BLKS_PER_SEG - nb + i);
+	free(bits);
+	return ret;
+}
+
+/*
  * One checkpoint pack: head, payload (the SIT bitmap when it does not fit
- * the head; all zeros), 3 data summaries, 3 node summaries, tail.
+ * the head; all zeros), 3 data summaries, 3 node summaries, tail; and its
+ * nat_bits.
  */
 static int write_cp_pack(struct mkfs *m, int pack, uint64_t ver)
 {
@@ -535,6 +565,10 @@ static int write_cp_pack(struct mkfs *m, int pack, uint64_t ver)
 	int ret;
 
 	fill_checkpoint(m, (struct zf_checkpoint *)head, ver);
+	const struct zf_checkpoint *cp = (const struct zf_checkpoint *)head;
+	if ((zf_le32_to_cpu(cp->ckpt_flags) & ZF_CP_NAT_BITS_FLAG) &&
+	    (ret = write_nat_bits(m, blk, cp)))
+		return ret;
 	if ((ret = write_blk(m, head, blk++)))
 		return ret;
 	if (m->l.cp_payload && (ret = zero_range(m, blk, m->l.cp_payload)))

@@ -198,6 +198,10 @@ int zf_cp_pack_write_body(const struct zf_cp_io *io, uint64_t start, void *head,
 		return -ENOSPC;
 	if (!(blk = malloc(ZF_BLKSIZE)))
 		return -ENOMEM;
+	uint32_t nb = body->nat_bits ? body->nat_bits_blocks : 0;
+	bool bits = nb && total + nb <= ZF_BLKS_PER_SEG;
+	uint32_t flags = zf_le32_to_cpu(cp->ckpt_flags) & ~ZF_CP_NAT_BITS_FLAG;
+	cp->ckpt_flags = zf_cpu_to_le32(flags | (bits ? ZF_CP_NAT_BITS_FLAG : 0));
 	cp->cp_pack_start_sum = zf_cpu_to_le32(start_sum);
 	cp->cp_pack_total_block_count = zf_cpu_to_le32(total);
 	zf_cp_set_crc(cp);
@@ -222,11 +226,47 @@ int zf_cp_pack_write_body(const struct zf_cp_io *io, uint64_t start, void *head,
 		if ((ret = io->write(io->ctx, a++, blk)))
 			goto out;
 	}
+	/* the nat_bits, stamped with this pack's version and crc, in the segment's last blocks */
+	if (bits) {
+		uint64_t check = zf_cpu_to_le64(zf_cp_nat_bits_check(cp));
+		memcpy(body->nat_bits, &check, sizeof(check));
+		for (uint32_t i = 0; i < nb; i++)
+			if ((ret = io->write(io->ctx, start + ZF_BLKS_PER_SEG - nb + i,
+					     body->nat_bits + (size_t)i * ZF_BLKSIZE)))
+				goto out;
+	}
 	/* everything the tail vouches for is durable before it */
 	ret = io->flush(io->ctx);
 out:
 	free(blk);
 	return ret;
+}
+
+uint64_t zf_cp_nat_bits_check(const struct zf_checkpoint *cp)
+{
+	uint32_t off = zf_le32_to_cpu(cp->checksum_offset), crc = 0;
+
+	if (off <= ZF_BLKSIZE - sizeof(crc))
+		memcpy(&crc, (const uint8_t *)cp + off, sizeof(crc));
+	return zf_le64_to_cpu(cp->checkpoint_ver) | (uint64_t)zf_le32_to_cpu(crc) << 32;
+}
+
+int zf_cp_pack_read_nat_bits(const struct zf_cp_io *io, uint64_t start,
+			     const struct zf_checkpoint *cp, uint32_t nblocks, uint8_t *buf)
+{
+	uint32_t total = zf_le32_to_cpu(cp->cp_pack_total_block_count);
+	int ret;
+
+	if (!(zf_le32_to_cpu(cp->ckpt_flags) & ZF_CP_NAT_BITS_FLAG) || !nblocks ||
+	    total > ZF_BLKS_PER_SEG || total + nblocks > ZF_BLKS_PER_SEG)
+		return 0;
+	for (uint32_t i = 0; i < nblocks; i++)
+		if ((ret = io->read(io->ctx, start + ZF_BLKS_PER_SEG - nblocks + i,
+				    buf + (size_t)i * ZF_BLKSIZE)))
+			return ret;
+	uint64_t check;
+	memcpy(&check, buf, sizeof(check));
+	return zf_le64_to_cpu(check) == zf_cp_nat_bits_check(cp);
 }
 
 int zf_cp_pack_write_tail(const struct zf_cp_io *io, uint64_t start, const void *head)

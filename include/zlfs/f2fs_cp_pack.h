@@ -119,6 +119,36 @@ uint32_t zf_cp_pack_orphan_blocks(const struct zf_checkpoint *cp, uint32_t paylo
 /* An orphan block's entry count into *cnt; -EUCLEAN if past ZF_ORPHANS_PER_BLOCK. */
 int zf_cp_orphan_count(const struct zf_orphan_block *ob, uint32_t *cnt);
 
+/*
+ * nat_bits (CP_NAT_BITS_FLAG), as the kernel keeps them: the last
+ * zf_nat_bits_blocks() blocks of a pack's segment hold an 8-byte check
+ * (the pack's version, with the crc of its head in the high word), then a
+ * "full" bit per NAT block (every entry has an address; nid 0 counts as
+ * used), then an "empty" bit per NAT block (no entry has one): bit b is
+ * bit b % 8 of byte b / 8.  nat_blocks is one NAT copy's blocks.  They say
+ * what the NAT blocks held when that pack was written, journals empty, so
+ * a mount need read no NAT block to know which hold free nids.
+ */
+static inline uint32_t zf_nat_bits_bytes(uint32_t nat_blocks)
+{
+	return nat_blocks / 8;
+}
+static inline uint32_t zf_nat_bits_blocks(uint32_t nat_blocks)
+{
+	return (2 * zf_nat_bits_bytes(nat_blocks) + 8 + ZF_BLKSIZE - 1) / ZF_BLKSIZE;
+}
+/* The check a pack's nat_bits start with: its version | crc << 32. */
+uint64_t zf_cp_nat_bits_check(const struct zf_checkpoint *cp);
+/*
+ * The nat_bits of the pack at start whose (checked) head is cp, into buf
+ * (nblocks blocks): 1 when the pack has them (the flag, room after the
+ * pack, the check matching); 0 when not (absent, or stale: written for
+ * another version, as after a checkpoint that did not rewrite them); or a
+ * negative errno from the read.
+ */
+int zf_cp_pack_read_nat_bits(const struct zf_cp_io *io, uint64_t start,
+			     const struct zf_checkpoint *cp, uint32_t nblocks, uint8_t *buf);
+
 /* What zf_cp_pack_write writes besides the head. */
 struct zf_cp_pack_body {
 	const uint8_t *payload_blks;   /* payload blocks (the head's followers) */
@@ -128,14 +158,21 @@ struct zf_cp_pack_body {
 	/* current segments' summaries: the data logs', and the node logs' when umount */
 	const struct zf_summary_block *sums[ZF_NR_LOGS];
 	bool umount;
+	/*
+	 * nat_bits to write (nat_bits_blocks blocks, the check filled in
+	 * here), or NULL: the head gets CP_NAT_BITS_FLAG only when they are
+	 * written, which needs room behind the pack in its segment.
+	 */
+	uint8_t *nat_bits;
+	uint32_t nat_bits_blocks;
 };
 
 /*
  * Write the pack at start but its tail: fills the head's cp_pack_start_sum
  * and cp_pack_total_block_count and its crc (every other field is the
- * caller's, ORPHAN_PRESENT and UMOUNT among them), then writes head,
- * payload, orphan blocks and summaries (journals empty, footers as given)
- * and flushes.  -ENOSPC (nothing written) if it does not fit a segment.
+ * caller's, ORPHAN_PRESENT and UMOUNT among them; NAT_BITS is set or cleared
+ * here), then writes head, payload, orphan blocks, summaries (journals
+ * empty, footers as given) and the nat_bits, and flushes.  -ENOSPC (nothing written) if it does not fit a segment.
  */
 int zf_cp_pack_write_body(const struct zf_cp_io *io, uint64_t start, void *head,
 			  const struct zf_cp_pack_body *body);

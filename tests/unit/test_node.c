@@ -15,7 +15,20 @@
  *   - the NAT in memory holds only the blocks with a nid ever used: a fresh
  *     volume one, a nid handed out in an unused block adds its block, which
  *     comes back after a remount (from the NAT block or the checkpoint's
- *     journal), and stays when the nid is freed (its version is kept).
+ *     journal), and stays when the nid is freed (its version is kept);
+ *   - nat_bits: mkfs.zlfs and every checkpoint write them (fsck.f2fs checks
+ *     them) and a mount with them reads a NAT block only when one of its
+ *     nids is asked for;
+ *   - nid allocation passes a block nat_bits say is full without reading
+ *     it, and a block that has a freed nid again is not full after the next
+ *     checkpoint: the freed nid is handed out;
+ *   - stale nat_bits (a check that does not match the checkpoint) are not
+ *     trusted: the mount reads the whole NAT, and the next checkpoint
+ *     writes good ones (fsck.f2fs clean again);
+ *   - under cache_mb the NAT blocks in memory stay within their share: clean
+ *     blocks without cached nodes are dropped and read again when asked
+ *     for (same entries), a block changed since the checkpoint or with a
+ *     node in the cache stays.
  */
 #include <check.h>
 #include <errno.h>
@@ -134,6 +147,9 @@ START_TEST(test_nat_blocks)
 	struct zinode *zi;
 	const uint32_t per = ZF_NAT_ENTRY_PER_BLOCK, want = 10 * per + 3;
 
+	/* mkfs wrote nat_bits: this mount read only the root's NAT block */
+	ck_assert(sbi->nat_bits_found);
+	ck_assert_uint_eq(sbi->st.nat_reads, 1);
 	ck_assert_uint_gt(sbi->nat_blocks, 12);
 	ck_assert_uint_eq(sbi->nat_blocks_held, 1);    /* the root and the reserved nids */
 	ck_assert_ptr_null(sbi->nat_blk[10]);
@@ -149,23 +165,184 @@ START_TEST(test_nat_blocks)
 	ck_assert_ptr_nonnull(sbi->nat_blk[10]);
 	tu_fs_unmount(sbi);
 
+	/* the unmount's checkpoint wrote nat_bits: only what is asked for is read */
 	sbi = tu_fs_mount(img, 0);
-	ck_assert_uint_eq(sbi->nat_blocks_held, 2);
+	ck_assert(sbi->nat_bits_found);
+	ck_assert_uint_eq(sbi->nat_blocks_held, 1);    /* the root's, which the mount checks */
+	ck_assert(!sbi->nat_in[10]);
+	uint64_t r0 = sbi->st.nat_reads;
 	ck_assert_uint_eq(zlfs_nat(sbi, want)->ino, want);
+	ck_assert_uint_eq(sbi->st.nat_reads, r0 + 1);
+	ck_assert_uint_eq(sbi->nat_blocks_held, 2);
 	ck_assert(zlfs_is_main_blkaddr(sbi, zlfs_nat(sbi, want)->blkaddr));
 	ck_assert_uint_eq(tu_lookup(sbi, ZF_ROOT_INO, "f"), want);
+	ck_assert_uint_eq(sbi->st.nat_reads, r0 + 1);
 	ck_assert_int_eq(zlfs_unlink(sbi, ZF_ROOT_INO, "f", false), 0);
 	ck_assert_uint_eq(zlfs_nat(sbi, want)->blkaddr, ZF_NULL_ADDR);
 	ck_assert_uint_eq(zlfs_nat(sbi, want)->version, 1);
 	tu_fs_unmount(sbi);
 
-	/* freed, its version kept: the block is not all zeros, so it is held */
+	/* freed, its version kept: the block is not all zeros, so it is held once read */
 	sbi = tu_fs_mount(img, 0);
-	ck_assert_uint_eq(sbi->nat_blocks_held, 2);
 	ck_assert_uint_eq(zlfs_nat(sbi, want)->version, 1);
 	ck_assert_uint_eq(zlfs_nat(sbi, want)->blkaddr, ZF_NULL_ADDR);
+	ck_assert_uint_eq(sbi->nat_blocks_held, 2);
 	tu_fs_unmount(sbi);
 	tu_fsck_clean(img);
+	free(img);
+}
+END_TEST
+
+static bool bit_le(const uint8_t *map, uint32_t b)
+{
+	return map[b / 8] & (1u << (b % 8));
+}
+
+static bool nat_full(const struct zlfs_sb *sbi, uint32_t b)
+{
+	return bit_le(sbi->nat_bits + 8, b);
+}
+
+static bool nat_empty(const struct zlfs_sb *sbi, uint32_t b)
+{
+	return bit_le(sbi->nat_bits + 8 + sbi->nat_bits_bytes, b);
+}
+
+static uint32_t mk(struct zlfs_sb *sbi, const char *name)
+{
+	struct zlfs_cred c = { 0, 0, 0 };
+	struct zinode *zi;
+
+	ck_assert_int_eq(zlfs_create(sbi, &c, ZF_ROOT_INO, name, S_IFREG | 0644, 0, NULL, &zi), 0);
+	uint32_t ino = zi->ino;
+	zlfs_iput(sbi, zi, 0);
+	return ino;
+}
+
+START_TEST(test_nat_bits)
+{
+	char *img = tu_fs_volume("natbits.img");
+	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
+	const uint32_t per = ZF_NAT_ENTRY_PER_BLOCK, full = 20;
+	char name[32];
+
+	/* block 20 filled, every one of its nids an inode; one more in block 21 */
+	sbi->next_free_nid = full * per;
+	for (uint32_t k = 0; k <= per; k++) {
+		snprintf(name, sizeof(name), "f%u", k);
+		ck_assert_uint_eq(mk(sbi, name), full * per + k);
+	}
+	uint32_t cp_blkaddr = zf_le32_to_cpu(sbi->sb.cp_blkaddr);
+	ck_assert_uint_eq(sbi->nat_bits_blocks, 1);
+	tu_fs_unmount(sbi);
+	tu_fsck_clean(img);
+
+	sbi = tu_fs_mount(img, 0);
+	ck_assert(sbi->nat_bits_found);
+	ck_assert(nat_full(sbi, full) && !nat_empty(sbi, full));
+	ck_assert(!nat_full(sbi, full + 1) && !nat_empty(sbi, full + 1));
+	ck_assert(!nat_full(sbi, 0) && !nat_empty(sbi, 0));
+	ck_assert(!nat_full(sbi, full + 2) && nat_empty(sbi, full + 2));
+	/* the allocator passes the full block unread: the next nid is in block 21 */
+	sbi->next_free_nid = full * per;
+	ck_assert_uint_eq(mk(sbi, "g"), (full + 1) * per + 1);
+	ck_assert(!sbi->nat_in[full]);
+	ck_assert_uint_eq(tu_lookup(sbi, ZF_ROOT_INO, "f7"), full * per + 7);
+	ck_assert_int_eq(zlfs_unlink(sbi, ZF_ROOT_INO, "f7", false), 0);
+	ck_assert(sbi->nat_in[full]);
+	tu_fs_unmount(sbi);
+	tu_fsck_clean(img);
+
+	/* one nid free again: not full any more, and that nid is handed out */
+	sbi = tu_fs_mount(img, 0);
+	ck_assert(!nat_full(sbi, full) && !nat_empty(sbi, full));
+	sbi->next_free_nid = full * per;
+	ck_assert_uint_eq(mk(sbi, "h"), full * per + 7);
+	tu_fs_unmount(sbi);
+
+	/* stale bits: the check of both packs' nat_bits no longer matches */
+	uint8_t blk[ZF_BLKSIZE];
+	for (int pack = 0; pack < 2; pack++) {
+		uint64_t at = cp_blkaddr + (uint64_t)(pack + 1) * ZF_BLKS_PER_SEG - 1;
+		tu_blk_read(img, at, blk);
+		blk[0] ^= 0xff;
+		tu_blk_write(img, at, blk);
+	}
+	sbi = tu_fs_mount(img, 0);
+	ck_assert(!sbi->nat_bits_found);
+	ck_assert(sbi->nat_in[full] && sbi->nat_in[full + 1] && sbi->nat_in[full + 2]);
+	ck_assert(nat_full(sbi, full) && nat_empty(sbi, full + 2));
+	ck_assert_uint_eq(tu_lookup(sbi, ZF_ROOT_INO, "h"), full * per + 7);
+	ck_assert_uint_eq(tu_lookup(sbi, ZF_ROOT_INO, "g"), (full + 1) * per + 1);
+	tu_fs_unmount(sbi);
+	tu_fsck_clean(img);
+	sbi = tu_fs_mount(img, 0);
+	ck_assert(sbi->nat_bits_found);
+	ck_assert(!sbi->nat_in[full]);
+	tu_fs_unmount(sbi);
+	free(img);
+}
+END_TEST
+
+START_TEST(test_nat_bound)
+{
+	char *img = tu_fs_volume("natbound.img");
+	struct zlfs_sb *sbi = tu_fs_mount(img, 8);
+	const uint32_t per = ZF_NAT_ENTRY_PER_BLOCK, nfiles = 300;
+	uint32_t ino[300], addr[300];
+	char name[32];
+
+	ck_assert_uint_lt(sbi->nat_cap, nfiles);
+	ck_assert_uint_gt(sbi->nat_blocks, nfiles + 10);
+	/* a file in each of 300 NAT blocks */
+	for (uint32_t k = 0; k < nfiles; k++) {
+		snprintf(name, sizeof(name), "f%u", k);
+		sbi->next_free_nid = (k + 1) * per + k % per;
+		ino[k] = mk(sbi, name);
+		ck_assert_uint_eq(ino[k], (k + 1) * per + k % per);
+	}
+	ck_assert_uint_ge(sbi->nat_blocks_held, nfiles + 1);
+	/* dirty until the checkpoint: nothing can go */
+	zlfs_nat_shrink(sbi, 0);
+	ck_assert_uint_ge(sbi->nat_blocks_held, nfiles + 1);
+	ck_assert_int_eq(zlfs_checkpoint(sbi, false), 0);
+	for (uint32_t k = 0; k < nfiles; k++)
+		addr[k] = zlfs_nat(sbi, ino[k])->blkaddr;
+	/* clean now, but their inodes are cached: still nothing */
+	zlfs_nat_shrink(sbi, 0);
+	ck_assert_uint_ge(sbi->nat_blocks_held, nfiles + 1);
+	/* the nodes dropped: the bound holds, the root's block stays */
+	zlfs_node_shrink(sbi, 0);
+	zlfs_cache_balance(sbi, true);
+	ck_assert_uint_le(sbi->nat_blocks_held, sbi->nat_cap);
+	ck_assert_uint_gt(sbi->st.nat_evicted, 0);
+	ck_assert(sbi->nat_in[0]);
+	uint64_t r0 = sbi->st.nat_reads;
+	for (uint32_t k = 0; k < nfiles; k++) {
+		ck_assert_uint_eq(zlfs_nat(sbi, ino[k])->ino, ino[k]);
+		ck_assert_uint_eq(zlfs_nat(sbi, ino[k])->blkaddr, addr[k]);
+		ck_assert_uint_eq(zlfs_nat(sbi, ino[k])->flags, ZNAT_CKPT);
+	}
+	ck_assert_uint_ge(sbi->st.nat_reads, r0 + nfiles - sbi->nat_cap);
+	/* one changed since the checkpoint stays through a trim */
+	zlfs_node_shrink(sbi, 0);
+	ck_assert_int_eq(zlfs_unlink(sbi, ZF_ROOT_INO, "f5", false), 0);
+	zlfs_node_shrink(sbi, 0);
+	zlfs_nat_shrink(sbi, 0);
+	ck_assert(sbi->nat_in[ino[5] / per]);
+	ck_assert_uint_eq(zlfs_nat(sbi, ino[5])->blkaddr, ZF_NULL_ADDR);
+	tu_fs_unmount(sbi);
+	tu_fsck_clean(img);
+
+	sbi = tu_fs_mount(img, 8);
+	for (uint32_t k = 0; k < nfiles; k++) {
+		snprintf(name, sizeof(name), "f%u", k);
+		if (k == 5)
+			continue;
+		ck_assert_uint_eq(tu_lookup(sbi, ZF_ROOT_INO, name), ino[k]);
+		ck_assert_uint_eq(zlfs_nat(sbi, ino[k])->blkaddr, addr[k]);
+	}
+	tu_fs_unmount(sbi);
 	free(img);
 }
 END_TEST
@@ -177,6 +354,8 @@ int main(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_readahead);
 	tcase_add_test(tc, test_nat_blocks);
+	tcase_add_test(tc, test_nat_bits);
+	tcase_add_test(tc, test_nat_bound);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }
