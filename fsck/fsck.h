@@ -130,6 +130,8 @@ struct fsck {
 	uint64_t cp_ver;
 	uint32_t cp_flags;
 	uint8_t *sit_bitmap, *nat_bitmap;
+	uint8_t *nat_bits;              /* the checkpoint's nat_bits when it has good ones, else NULL */
+	uint32_t nat_bits_bytes;
 	struct zf_summary_block sums[ZF_NR_LOGS];   /* current segments' summaries */
 	uint32_t cur_seg[ZF_NR_LOGS], cur_off[ZF_NR_LOGS];
 	uint32_t *orphans;

@@ -249,6 +249,24 @@ static int load_cp(struct fsck *f, struct zf_journal *nat_j, struct zf_journal *
 	}
 	if ((ret = zf_cp_pack_read_sums(&io, start, cp, data_off, sums, nat_j, sit_j)))
 		return ret;
+	/*
+	 * nat_bits: the mount trusts their "full" bits to pass NAT blocks by,
+	 * the kernel both kinds; load_nat holds them against the blocks.  Stale
+	 * ones (another version's stamp) are not a problem: nobody uses them.
+	 */
+	uint32_t nat_blocks = f->max_nid / ZF_NAT_ENTRY_PER_BLOCK;
+	uint32_t nbb = zf_nat_bits_blocks(nat_blocks);
+	if (f->cp_flags & ZF_CP_NAT_BITS_FLAG) {
+		if (!(f->nat_bits = calloc(nbb, ZF_BLKSIZE)))
+			return -ENOMEM;
+		if ((ret = zf_cp_pack_read_nat_bits(&io, start, cp, nbb, f->nat_bits)) < 0)
+			return ret;
+		if (!ret) {
+			free(f->nat_bits);
+			f->nat_bits = NULL;
+		}
+		f->nat_bits_bytes = zf_nat_bits_bytes(nat_blocks);
+	}
 
 	/* orphans: blocks 1 + payload .. start_sum - 1 of the pack */
 	if (f->cp_flags & ZF_CP_ORPHAN_PRESENT_FLAG) {
@@ -271,6 +289,25 @@ static int load_cp(struct fsck *f, struct zf_journal *nat_j, struct zf_journal *
 		}
 	}
 	return 0;
+}
+
+/* NAT block b against its nat_bits: full when every entry has an address (nid 0 counts). */
+static void check_nat_bits(struct fsck *f, uint32_t b, const struct zf_nat_block *nb)
+{
+	uint32_t used = 0;
+
+	if (b >= f->nat_bits_bytes * 8)
+		return;
+	for (uint32_t k = 0; k < ZF_NAT_ENTRY_PER_BLOCK; k++)
+		if ((b == 0 && k == 0) || nb->entries[k].block_addr)
+			used++;
+	const uint8_t *full = f->nat_bits + 8, *empty = full + f->nat_bits_bytes;
+	bool is_full = used == ZF_NAT_ENTRY_PER_BLOCK, is_empty = !used;
+	bool says_full = full[b / 8] & (1u << (b % 8)), says_empty = empty[b / 8] & (1u << (b % 8));
+	if (is_full != says_full || is_empty != says_empty)
+		fsck_problem(f, FIX_META, "nat_bits: NAT block %u has %u of %u nids in use, but the "
+			     "checkpoint's nat_bits say it is %s", b, used, ZF_NAT_ENTRY_PER_BLOCK,
+			     says_full ? "full" : says_empty ? "empty" : "neither full nor empty");
 }
 
 static int load_nat(struct fsck *f, const struct zf_journal *nat_j)
@@ -298,6 +335,8 @@ static int load_nat(struct fsck *f, const struct zf_journal *nat_j)
 		}
 		/* as the SIT: all-zero entries (never used) leave their pages untouched */
 		const struct zf_nat_block *nb = (const struct zf_nat_block *)blk;
+		if (f->nat_bits)
+			check_nat_bits(f, b, nb);
 		for (uint32_t k = 0; k < ZF_NAT_ENTRY_PER_BLOCK; k++) {
 			uint32_t nid = b * ZF_NAT_ENTRY_PER_BLOCK + k;
 			if (!nb->entries[k].block_addr && !nb->entries[k].ino && !nb->entries[k].version)
@@ -459,6 +498,7 @@ int fsck_load(struct fsck *f)
 void fsck_unload(struct fsck *f)
 {
 	free(f->cp);
+	free(f->nat_bits);
 	free(f->orphans);
 	free(f->nat_addr);
 	free(f->nat_ino);

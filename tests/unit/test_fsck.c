@@ -17,6 +17,8 @@
  *     block), -y clears the second pointer and fixes i_blocks;
  *   - an entry naming a damaged inode: -p leaves it, -y removes it;
  *   - a wrong SSA entry (GC's back-pointer): -p repairs;
+ *   - nat_bits that lie about a NAT block: reported, dropped by -p (the
+ *     mount after reads the whole NAT and writes true ones);
  *   - a damaged first superblock copy: -p rewrites it from the second;
  *   - a zone no file uses written to behind zlfs's back: reported, reset
  *     by -p (the mount it runs for that does it);
@@ -112,8 +114,8 @@ static void cp_plus_one(struct zf_checkpoint *cp)
 	cp->valid_inode_count = zf_cpu_to_le32(zf_le32_to_cpu(cp->valid_inode_count) + 1);
 }
 
-/* Edit the newest checkpoint pack (head and tail), checksum made right. */
-static void edit_cp(const char *img, void (*edit)(struct zf_checkpoint *))
+/* Where the newest checkpoint pack starts. */
+static uint64_t newest_pack(const char *img)
 {
 	uint8_t blk[ZF_BLKSIZE];
 	uint64_t at[2], ver[2];
@@ -126,7 +128,15 @@ static void edit_cp(const char *img, void (*edit)(struct zf_checkpoint *))
 		ver[k] = zf_cp_crc_ok(blk) ? zf_le64_to_cpu(((struct zf_checkpoint *)blk)->checkpoint_ver)
 					   : 0;
 	}
-	uint64_t head = at[ver[1] > ver[0]];
+	return at[ver[1] > ver[0]];
+}
+
+/* Edit the newest checkpoint pack (head and tail), checksum made right. */
+static void edit_cp(const char *img, void (*edit)(struct zf_checkpoint *))
+{
+	uint8_t blk[ZF_BLKSIZE];
+	uint64_t head = newest_pack(img);
+
 	tu_blk_read(img, head, blk);
 	uint64_t tail = head + zf_le32_to_cpu(((struct zf_checkpoint *)blk)->cp_pack_total_block_count) - 1;
 	uint64_t where[2] = { head, tail };
@@ -149,6 +159,46 @@ START_TEST(test_counts)
 	ck_assert_msg(tu_file_hash(img) == before, "fsck -n wrote");
 	ck_assert_int_eq(fsck(img, "-f -p"), 1);
 	all_clean(img);
+	check_file(img, t.big, 6 << 20);
+	free(img);
+}
+END_TEST
+
+/*
+ * nat_bits that lie (NAT block 0 said to be empty): reported, and a repair
+ * drops them (the checkpoint rewritten without CP_NAT_BITS_FLAG); the next
+ * mount reads the whole NAT and its checkpoint writes true ones.
+ */
+START_TEST(test_nat_bits)
+{
+	struct tu_tree t;
+	char *img = volume("natbits.img", &t);
+	uint8_t blk[ZF_BLKSIZE];
+	uint64_t bits = newest_pack(img) + ZF_BLKS_PER_SEG - 1;   /* one block on this volume */
+
+	ck_assert_int_eq(fsck(img, "-f -n"), 0);
+	tu_blk_read(img, bits, blk);
+	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
+	ck_assert(sbi->nat_bits_found);
+	uint32_t bytes = sbi->nat_bits_bytes;
+	ck_assert_uint_eq(sbi->nat_bits_blocks, 1);
+	tu_fs_unmount(sbi);
+	blk[8 + bytes] |= 1;   /* block 0's empty bit */
+	bits = newest_pack(img) + ZF_BLKS_PER_SEG - 1;
+	uint8_t now[ZF_BLKSIZE];
+	tu_blk_read(img, bits, now);
+	memcpy(now + 8, blk + 8, 2 * bytes);   /* the new stamp, the lie */
+	tu_blk_write(img, bits, now);
+	ck_assert_int_eq(fsck(img, "-f -n"), 4);
+	ck_assert_int_eq(fsck(img, "-f -p"), 1);
+	all_clean(img);
+	sbi = tu_fs_mount(img, 0);
+	ck_assert(!sbi->nat_bits_found);
+	tu_fs_unmount(sbi);
+	all_clean(img);
+	sbi = tu_fs_mount(img, 0);
+	ck_assert(sbi->nat_bits_found);
+	tu_fs_unmount(sbi);
 	check_file(img, t.big, 6 << 20);
 	free(img);
 }
@@ -513,6 +563,7 @@ static Suite *fsck_suite(void)
 	Suite *s = suite_create("fsck");
 	TCase *tc = tcase_create("fsck");
 	tcase_add_test(tc, test_clean);
+	tcase_add_test(tc, test_nat_bits);
 	tcase_add_test(tc, test_counts);
 	tcase_add_test(tc, test_links);
 	tcase_add_test(tc, test_lost_found);
