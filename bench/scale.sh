@@ -34,7 +34,11 @@
 # the inodes and nodes the daemon holds then (.zlfs/status); then
 # unmounted, and the mount time and RSS of the volume holding them against
 # the same volume's empty (both mounts with the host's caches dropped
-# first), and fsck.zlfs -f -n's time and peak RSS.  (Million-entry
+# first), and fsck.zlfs -f -n's time and peak RSS; then mounted again
+# (cold), `find -type f` of every file and `rm -rf` of them all, each's rate
+# and the daemon's memory after it.  The ten-million-file run:
+#   SCALE_SIZES=15T SCALE_FILES=10000000 bash bench/scale.sh build 1
+# (about 41 GB of image, and an hour and a half.)  (Million-entry
 # directories: bench/bigdir.sh.)
 set -eu
 B=$(cd "${1:?usage: scale.sh BUILD_DIR [ROUNDS]}" && pwd)
@@ -103,11 +107,15 @@ one_round() {
 	echo "$1 $(secs "$t0" "$t1") $(secs "$t1" "$t2") $rss $held $all $sheld $sall $(gc_pick "$img")"
 }
 
+# rate N T0 T1: N per second
+rate() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { printf "%.0f", n / (b - a) }'; }
+
 # files_run SIZE: prints "SIZE files empty_mount_s create_per_s rss_kib hwm_kib inodes nodes
-# stat_per_s rss_kib hwm_kib inodes nodes mount_s rss_kib fsck_s fsck_kib"; both mounts
-# timed with the host's caches dropped first
+# stat_per_s rss_kib hwm_kib inodes nodes mount_s rss_kib fsck_s fsck_kib find_per_s rss_kib
+# hwm_kib inodes nodes rm_per_s rss_kib hwm_kib inodes nodes"; the mounts timed with the
+# host's caches dropped first
 files_run() {
-	local img=$DIR/$1.img pid t0 t1 e c s m f
+	local img=$DIR/$1.img pid t0 t1 e c s m f n fd rr
 	"$B/mkfs/mkfs.zlfs" -f "$img" >/dev/null
 	e=$(cold_mount "$img")
 	pid=$(pgrep -f "^$B/fs/zlfs $img $MNT" | head -1)
@@ -127,7 +135,20 @@ files_run() {
 	t0=$(now)
 	f=$( { /usr/bin/time -f "%M" "$B/fsck/fsck.zlfs" -f -n "$img" >/dev/null; } 2>&1 | tail -1)
 	t1=$(now)
-	echo "$1 $FILES ${e%% *} $c $s $m $(secs "$t0" "$t1") $f"
+	f="$(secs "$t0" "$t1") $f"
+	cold_mount "$img" >/dev/null
+	pid=$(pgrep -f "^$B/fs/zlfs $img $MNT" | head -1)
+	t0=$(now)
+	n=$(find "$MNT" -mindepth 1 -type f | wc -l)
+	t1=$(now)
+	[ "$n" -eq "$FILES" ] || { echo "find saw $n files of $FILES" >&2; exit 1; }
+	fd="$(rate "$n" "$t0" "$t1") $(mem_of "$pid")"
+	t0=$(now)
+	rm -rf "$MNT"/t*
+	t1=$(now)
+	rr="$(rate "$n" "$t0" "$t1") $(mem_of "$pid")"
+	umount_wait "$pid"
+	echo "$1 $FILES ${e%% *} $c $s $m $f $fd $rr"
 }
 # cold_mount IMG: the host's caches dropped, mounted; prints the seconds it took
 cold_mount() {
@@ -174,7 +195,8 @@ done
 [ "$FILES" -gt 0 ] || exit 0
 echo
 echo "files: size files empty_mount_s create_per_s rss_kib hwm_kib inodes nodes" \
-	"stat_per_s rss_kib hwm_kib inodes nodes mount_s rss_kib fsck_s fsck_peak_kib"
+	"stat_per_s rss_kib hwm_kib inodes nodes mount_s rss_kib fsck_s fsck_peak_kib" \
+	"find_per_s rss_kib hwm_kib inodes nodes rm_per_s rss_kib hwm_kib inodes nodes"
 for s in $SIZES; do
 	files_run "$s" | tee -a "$DIR/files"
 done
@@ -182,7 +204,7 @@ echo
 echo "| volume | files | create/s | RSS after (peak; inodes, nodes held) | cold stat/s |" \
 	"RSS after (peak; inodes, nodes) | mount s (empty) | RSS mounted | fsck.zlfs s | fsck.zlfs peak |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-while read -r sz n e c r h i nd st r2 h2 i2 nd2 m mr fs fk; do
+while read -r sz n e c r h i nd st r2 h2 i2 nd2 m mr fs fk rest; do
 	awk -v sz="$sz" -v n="$n" -v e="$e" -v c="$c" -v r="$r" -v h="$h" -v i="$i" -v nd="$nd" \
 		-v st="$st" -v r2="$r2" -v h2="$h2" -v i2="$i2" -v nd2="$nd2" -v m="$m" -v mr="$mr" \
 		-v fs="$fs" -v fk="$fk" 'BEGIN {
@@ -190,3 +212,10 @@ while read -r sz n e c r h i nd st r2 h2 i2 nd2 m mr fs fk; do
 			sz, n, c, r / 1024, h / 1024, i, nd, st, r2 / 1024, h2 / 1024, i2, nd2, m, e,
 			mr / 1024, fs, fk / 1024 }'
 done < "$DIR/files"
+echo
+echo "| volume | files | find -type f /s | RSS after (peak; inodes, nodes) | rm -rf files/s |" \
+	"RSS after (peak; inodes, nodes) |"
+echo "|---|---:|---:|---:|---:|---:|"
+awk '{ printf "| %s | %d | %.0f | %.1f MiB (%.1f; %d, %d) | %.0f | %.1f MiB (%.1f; %d, %d) |\n",
+	$1, $2, $18, $19 / 1024, $20 / 1024, $21, $22, $23, $24 / 1024, $25 / 1024, $26, $27 }' \
+	"$DIR/files"
