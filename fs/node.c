@@ -101,7 +101,7 @@ int zlfs_nat_hold(struct zlfs_sb *sbi, uint32_t nid)
 	*b = calloc(ZF_NAT_ENTRY_PER_BLOCK, sizeof(**b));
 	if (!*b)
 		return -ENOMEM;
-	sbi->nat_blocks_held++;
+	__atomic_add_fetch(&sbi->nat_blocks_held, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -159,7 +159,7 @@ static int nat_take(struct zlfs_sb *sbi, uint32_t b, const struct zf_nat_block *
 		for (uint32_t k = 0; k < ZF_NAT_ENTRY_PER_BLOCK; k++)
 			nat_set(&e[k], &blk->entries[k]);
 		sbi->nat_blk[b] = e;
-		sbi->nat_blocks_held++;
+		__atomic_add_fetch(&sbi->nat_blocks_held, 1, __ATOMIC_RELAXED);   /* (readers too) */
 	}
 	__atomic_store_n(&sbi->nat_in[b], 1, __ATOMIC_RELEASE);
 	return 0;
@@ -696,7 +696,8 @@ bool zlfs_nid_checkpointed(const struct zlfs_sb *sbi, uint32_t nid)
 
 void zlfs_node_need_cp(struct zlfs_sb *sbi, uint32_t ino)
 {
-	if (ino < sbi->max_nid && sbi->nat_in[ino / ZF_NAT_ENTRY_PER_BLOCK] &&
+	/* (a NAT block that cannot be read made the volume read-only: no fsync to steer) */
+	if (ino < sbi->max_nid && !zlfs_nat_load(sbi, ino) &&
 	    sbi->nat_blk[ino / ZF_NAT_ENTRY_PER_BLOCK])
 		zlfs_nat_mut(sbi, ino)->flags |= ZNAT_NEED_CP;
 }
