@@ -512,7 +512,8 @@ static void fill_checkpoint(struct mkfs *m, struct zf_checkpoint *cp, uint64_t v
 	/* nat_bits behind the pack when they fit (write_cp_pack), as mkfs.f2fs */
 	uint32_t nb = zf_nat_bits_blocks(l->max_nid / ZF_NAT_ENTRY_PER_BLOCK);
 	cp->ckpt_flags = zf_cpu_to_le32(ZF_CP_UMOUNT_FLAG |
-					(total + nb <= ZF_BLKS_PER_SEG ? ZF_CP_NAT_BITS_FLAG : 0));
+					(zf_nat_bits_fit(total, l->cp_payload, nb) ?
+					 ZF_CP_NAT_BITS_FLAG : 0));
 	cp->cp_pack_total_block_count = zf_cpu_to_le32(total);
 	cp->cp_pack_start_sum = zf_cpu_to_le32(1 + l->cp_payload);
 	cp->valid_node_count = zf_cpu_to_le32(1);

@@ -199,7 +199,7 @@ int zf_cp_pack_write_body(const struct zf_cp_io *io, uint64_t start, void *head,
 	if (!(blk = malloc(ZF_BLKSIZE)))
 		return -ENOMEM;
 	uint32_t nb = body->nat_bits ? body->nat_bits_blocks : 0;
-	bool bits = nb && total + nb <= ZF_BLKS_PER_SEG;
+	bool bits = zf_nat_bits_fit(total, body->payload, nb);
 	uint32_t flags = zf_le32_to_cpu(cp->ckpt_flags) & ~ZF_CP_NAT_BITS_FLAG;
 	cp->ckpt_flags = zf_cpu_to_le32(flags | (bits ? ZF_CP_NAT_BITS_FLAG : 0));
 	cp->cp_pack_start_sum = zf_cpu_to_le32(start_sum);
@@ -257,8 +257,8 @@ int zf_cp_pack_read_nat_bits(const struct zf_cp_io *io, uint64_t start,
 	uint32_t total = zf_le32_to_cpu(cp->cp_pack_total_block_count);
 	int ret;
 
-	if (!(zf_le32_to_cpu(cp->ckpt_flags) & ZF_CP_NAT_BITS_FLAG) || !nblocks ||
-	    total > ZF_BLKS_PER_SEG || total + nblocks > ZF_BLKS_PER_SEG)
+	if (!(zf_le32_to_cpu(cp->ckpt_flags) & ZF_CP_NAT_BITS_FLAG) || total > ZF_BLKS_PER_SEG ||
+	    !zf_nat_bits_fit(total, 0, nblocks))
 		return 0;
 	for (uint32_t i = 0; i < nblocks; i++)
 		if ((ret = io->read(io->ctx, start + ZF_BLKS_PER_SEG - nblocks + i,

@@ -137,6 +137,17 @@ static inline uint32_t zf_nat_bits_blocks(uint32_t nat_blocks)
 {
 	return (2 * zf_nat_bits_bytes(nat_blocks) + 8 + ZF_BLKSIZE - 1) / ZF_BLKSIZE;
 }
+/*
+ * May a pack of total blocks with payload blocks carry nblocks of nat_bits?
+ * They go behind it in its segment, and the kernel's sanity check refuses
+ * the flag unless payload, both packs' heads, the six logs and the bits stay
+ * under a segment.
+ */
+static inline bool zf_nat_bits_fit(uint32_t total, uint32_t payload, uint32_t nblocks)
+{
+	return nblocks && total + nblocks <= ZF_BLKS_PER_SEG &&
+	       (uint64_t)payload + ZF_CP_PACKS + ZF_NR_LOGS + nblocks < ZF_BLKS_PER_SEG;
+}
 /* The check a pack's nat_bits start with: its version | crc << 32. */
 uint64_t zf_cp_nat_bits_check(const struct zf_checkpoint *cp);
 /*

@@ -16,6 +16,7 @@
 #include "zlfs/f2fs_layout.h"
 #include "zlfs/f2fs_check.h"
 #include "zlfs/f2fs_feature.h"
+#include "zlfs/f2fs_cp_pack.h"
 
 #define MiB (1024ull * 1024)
 #define GiB (1024 * MiB)
@@ -601,6 +602,23 @@ START_TEST(test_features)
 }
 END_TEST
 
+/* nat_bits: their size in blocks, and when a pack may carry them (the kernel's rules). */
+START_TEST(test_nat_bits_room)
+{
+	/* 15 TiB's NAT: 30,720 blocks a copy -> 3,840 bytes a kind, 2 blocks with the stamp */
+	ck_assert_uint_eq(zf_nat_bits_bytes(30720), 3840);
+	ck_assert_uint_eq(zf_nat_bits_blocks(30720), 2);
+	ck_assert_uint_eq(zf_nat_bits_blocks(1024), 1);
+	ck_assert(zf_nat_bits_fit(11, 0, 1));
+	ck_assert(!zf_nat_bits_fit(11, 0, 0));
+	ck_assert(zf_nat_bits_fit(ZF_BLKS_PER_SEG - 2, 0, 2));
+	ck_assert(!zf_nat_bits_fit(ZF_BLKS_PER_SEG - 1, 0, 2));   /* no room behind the pack */
+	/* payload + 2 packs + 6 logs + bits must stay under a segment */
+	ck_assert(zf_nat_bits_fit(200, ZF_BLKS_PER_SEG - 11, 2));
+	ck_assert(!zf_nat_bits_fit(200, ZF_BLKS_PER_SEG - 10, 2));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("format");
@@ -621,6 +639,7 @@ int main(void)
 	tcase_add_test(tc, test_extra_attr_checks);
 	tcase_add_test(tc, test_inode_csum);
 	tcase_add_test(tc, test_features);
+	tcase_add_test(tc, test_nat_bits_room);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }
