@@ -47,48 +47,16 @@ static void nat_mark_dirty(struct zlfs_sb *sbi, uint32_t nid)
 	sbi->dirty = true;
 }
 
-static bool bit_le(const uint8_t *map, uint32_t b)
-{
-	return map[b / 8] & (1u << (b % 8));
-}
-
-static void bit_le_put(uint8_t *map, uint32_t b, bool on)
-{
-	if (on)
-		map[b / 8] |= (uint8_t)(1u << (b % 8));
-	else
-		map[b / 8] &= (uint8_t)~(1u << (b % 8));
-}
-
-/* nat_bits' full and empty bits of block b (bytes past the check). */
-static uint8_t *nat_full_bits(struct zlfs_sb *sbi)
-{
-	return sbi->nat_bits + 8;
-}
-
-static uint8_t *nat_empty_bits(struct zlfs_sb *sbi)
-{
-	return sbi->nat_bits + 8 + sbi->nat_bits_bytes;
-}
-
 /* Block b as it is written (or read): its full and empty bits, as the kernel counts. */
 static void nat_bits_set(struct zlfs_sb *sbi, uint32_t b, const struct zf_nat_block *blk)
 {
-	uint32_t used = 0;
-
-	if (b >= sbi->nat_bits_bytes * 8)
-		return;   /* a NAT copy of blocks not a multiple of 8: the kernel's bits stop short */
-	for (uint32_t k = 0; k < ZF_NAT_ENTRY_PER_BLOCK; k++)
-		if ((b == 0 && k == 0) || blk->entries[k].block_addr != ZF_NULL_ADDR)
-			used++;
-	bit_le_put(nat_full_bits(sbi), b, used == ZF_NAT_ENTRY_PER_BLOCK);
-	bit_le_put(nat_empty_bits(sbi), b, used == 0);
+	zf_nat_bits_put(sbi->nat_bits, sbi->nat_bits_bytes, b, zf_nat_block_used(blk, b));
 }
 
 /* Might block b hold a free nid?  Unread blocks answer from nat_bits. */
 static bool nat_may_have_free(struct zlfs_sb *sbi, uint32_t b)
 {
-	return b >= sbi->nat_bits_bytes * 8 || !bit_le(nat_full_bits(sbi), b);
+	return !zf_nat_bits_test(sbi->nat_bits, sbi->nat_bits_bytes, false, b);
 }
 
 int zlfs_nat_hold(struct zlfs_sb *sbi, uint32_t nid)

@@ -294,17 +294,13 @@ static int load_cp(struct fsck *f, struct zf_journal *nat_j, struct zf_journal *
 /* NAT block b against its nat_bits: full when every entry has an address (nid 0 counts). */
 static void check_nat_bits(struct fsck *f, uint32_t b, const struct zf_nat_block *nb)
 {
-	uint32_t used = 0;
+	uint32_t used = zf_nat_block_used(nb, b);
 
 	if (b >= f->nat_bits_bytes * 8)
 		return;
-	for (uint32_t k = 0; k < ZF_NAT_ENTRY_PER_BLOCK; k++)
-		if ((b == 0 && k == 0) || nb->entries[k].block_addr)
-			used++;
-	const uint8_t *full = f->nat_bits + 8, *empty = full + f->nat_bits_bytes;
-	bool is_full = used == ZF_NAT_ENTRY_PER_BLOCK, is_empty = !used;
-	bool says_full = full[b / 8] & (1u << (b % 8)), says_empty = empty[b / 8] & (1u << (b % 8));
-	if (is_full != says_full || is_empty != says_empty)
+	bool says_full = zf_nat_bits_test(f->nat_bits, f->nat_bits_bytes, false, b);
+	bool says_empty = zf_nat_bits_test(f->nat_bits, f->nat_bits_bytes, true, b);
+	if ((used == ZF_NAT_ENTRY_PER_BLOCK) != says_full || (used == 0) != says_empty)
 		fsck_problem(f, FIX_META, "nat_bits: NAT block %u has %u of %u nids in use, but the "
 			     "checkpoint's nat_bits say it is %s", b, used, ZF_NAT_ENTRY_PER_BLOCK,
 			     says_full ? "full" : says_empty ? "empty" : "neither full nor empty");

@@ -547,7 +547,7 @@ static int write_nat_bits(struct mkfs *m, uint32_t pack_start, const struct zf_c
 	uint64_t check = zf_cpu_to_le64(zf_cp_nat_bits_check(cp));
 	memcpy(bits, &check, sizeof(check));
 	memset(bits + 8 + bytes, 0xff, bytes);
-	bits[8 + bytes] &= (uint8_t)~1u;
+	zf_nat_bits_put(bits, bytes, 0, ZF_FIRST_FREE_NID);   /* nid 0, node, meta, root */
 	for (uint32_t i = 0; i < nb && !ret; i++)
 		ret = write_blk(m, bits + (size_t)i * ZF_BLKSIZE, pack_start + ZF_BLKS_PER_SEG - nb + i);
 	free(bits);

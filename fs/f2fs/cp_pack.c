@@ -242,6 +242,27 @@ out:
 	return ret;
 }
 
+uint32_t zf_nat_block_used(const struct zf_nat_block *blk, uint32_t b)
+{
+	uint32_t used = 0;
+
+	for (uint32_t k = 0; k < ZF_NAT_ENTRY_PER_BLOCK; k++)
+		if ((b == 0 && k == 0) || blk->entries[k].block_addr)
+			used++;
+	return used;
+}
+
+void zf_nat_bits_put(uint8_t *bits, uint32_t bytes, uint32_t b, uint32_t used)
+{
+	uint8_t m = (uint8_t)(1u << (b % 8));
+	uint8_t *full = bits + 8 + b / 8, *empty = full + bytes;
+
+	if (b >= bytes * 8)
+		return;
+	*full = used == ZF_NAT_ENTRY_PER_BLOCK ? *full | m : *full & (uint8_t)~m;
+	*empty = used == 0 ? *empty | m : *empty & (uint8_t)~m;
+}
+
 uint64_t zf_cp_nat_bits_check(const struct zf_checkpoint *cp)
 {
 	uint32_t off = zf_le32_to_cpu(cp->checksum_offset), crc = 0;

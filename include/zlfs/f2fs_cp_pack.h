@@ -148,6 +148,18 @@ static inline bool zf_nat_bits_fit(uint32_t total, uint32_t payload, uint32_t nb
 	return nblocks && total + nblocks <= ZF_BLKS_PER_SEG &&
 	       (uint64_t)payload + ZF_CP_PACKS + ZF_NR_LOGS + nblocks < ZF_BLKS_PER_SEG;
 }
+/* NAT block b's entries in use as nat_bits count them: with an address, nid 0 always. */
+uint32_t zf_nat_block_used(const struct zf_nat_block *blk, uint32_t b);
+/*
+ * NAT block b's full or empty bit in nat_bits (bytes a kind: zf_nat_bits_bytes);
+ * false for a block past the bits (a NAT copy not a multiple of 8 blocks).
+ */
+static inline bool zf_nat_bits_test(const uint8_t *bits, uint32_t bytes, bool empty, uint32_t b)
+{
+	return b < bytes * 8 && (bits[8 + (empty ? bytes : 0) + b / 8] & (1u << (b % 8)));
+}
+/* Set block b's full and empty bits for `used` entries in use (none past the bits). */
+void zf_nat_bits_put(uint8_t *bits, uint32_t bytes, uint32_t b, uint32_t used);
 /* The check a pack's nat_bits start with: its version | crc << 32. */
 uint64_t zf_cp_nat_bits_check(const struct zf_checkpoint *cp);
 /*

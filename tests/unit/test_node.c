@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "zlfs.h"
+#include "zlfs/f2fs_cp_pack.h"
 #include "checkpoint.h"
 #include "node.h"
 #include "segment.h"
@@ -139,12 +140,21 @@ START_TEST(test_readahead)
 }
 END_TEST
 
+static uint32_t mk(struct zlfs_sb *sbi, const char *name)
+{
+	struct zlfs_cred c = { 0, 0, 0 };
+	struct zinode *zi;
+
+	ck_assert_int_eq(zlfs_create(sbi, &c, ZF_ROOT_INO, name, S_IFREG | 0644, 0, NULL, &zi), 0);
+	uint32_t ino = zi->ino;
+	zlfs_iput(sbi, zi, 0);
+	return ino;
+}
+
 START_TEST(test_nat_blocks)
 {
 	char *img = tu_fs_volume("nat.img");
 	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
-	struct zlfs_cred c = { 0, 0, 0 };
-	struct zinode *zi;
 	const uint32_t per = ZF_NAT_ENTRY_PER_BLOCK, want = 10 * per + 3;
 
 	/* mkfs wrote nat_bits: this mount read only the root's NAT block */
@@ -158,9 +168,7 @@ START_TEST(test_nat_blocks)
 
 	/* the allocator's next nid is in block 10: the file's inode takes it */
 	sbi->next_free_nid = want;
-	ck_assert_int_eq(zlfs_create(sbi, &c, ZF_ROOT_INO, "f", S_IFREG | 0644, 0, NULL, &zi), 0);
-	ck_assert_uint_eq(zi->ino, want);
-	zlfs_iput(sbi, zi, 0);
+	ck_assert_uint_eq(mk(sbi, "f"), want);
 	ck_assert_uint_eq(sbi->nat_blocks_held, 2);
 	ck_assert_ptr_nonnull(sbi->nat_blk[10]);
 	tu_fs_unmount(sbi);
@@ -193,30 +201,14 @@ START_TEST(test_nat_blocks)
 }
 END_TEST
 
-static bool bit_le(const uint8_t *map, uint32_t b)
-{
-	return map[b / 8] & (1u << (b % 8));
-}
-
 static bool nat_full(const struct zlfs_sb *sbi, uint32_t b)
 {
-	return bit_le(sbi->nat_bits + 8, b);
+	return zf_nat_bits_test(sbi->nat_bits, sbi->nat_bits_bytes, false, b);
 }
 
 static bool nat_empty(const struct zlfs_sb *sbi, uint32_t b)
 {
-	return bit_le(sbi->nat_bits + 8 + sbi->nat_bits_bytes, b);
-}
-
-static uint32_t mk(struct zlfs_sb *sbi, const char *name)
-{
-	struct zlfs_cred c = { 0, 0, 0 };
-	struct zinode *zi;
-
-	ck_assert_int_eq(zlfs_create(sbi, &c, ZF_ROOT_INO, name, S_IFREG | 0644, 0, NULL, &zi), 0);
-	uint32_t ino = zi->ino;
-	zlfs_iput(sbi, zi, 0);
-	return ino;
+	return zf_nat_bits_test(sbi->nat_bits, sbi->nat_bits_bytes, true, b);
 }
 
 START_TEST(test_nat_bits)
