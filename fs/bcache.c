@@ -197,6 +197,12 @@ void zlfs_bcache_destroy(struct zlfs_sb *sbi)
 	sbi->bcache = NULL;
 }
 
+uint32_t zlfs_bcache_entry_bytes(void)
+{
+	/* the block with its header, and malloc's header and rounding */
+	return sizeof(struct bent) + 16;
+}
+
 uint32_t zlfs_bcache_count(const struct zlfs_sb *sbi)
 {
 	return sbi->bcache ? sbi->bcache->n : 0;

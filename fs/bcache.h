@@ -17,6 +17,8 @@ struct zlfs_bslot {
 };
 /* cap: entries kept (clean ones are evicted past it, dirty ones never). */
 int zlfs_bcache_init(struct zlfs_sb *sbi, uint32_t cap);
+/* Memory one entry takes (for the cache_mb split). */
+uint32_t zlfs_bcache_entry_bytes(void);
 void zlfs_bcache_destroy(struct zlfs_sb *sbi);
 uint32_t zlfs_bcache_count(const struct zlfs_sb *sbi);
 bool zlfs_bcache_get(struct zlfs_sb *sbi, uint32_t ino, uint64_t index, void *buf);

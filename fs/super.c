@@ -233,9 +233,11 @@ static void sb_free(struct zlfs_sb *sbi)
  * an eighth for the attributes of inodes whose blocks are not cached
  * (acache.c: about 40 times as many inodes as the same memory of inode
  * blocks), a sixteenth for NAT blocks (node.c: 455 nids each, in
- * NAT_BLOCK_BYTES), the rest for nodes; at most an eighth of it dirty before a
- * checkpoint (the checkpoint's writes of that much go through the
- * dispatcher at once, which costs memory of its own while in flight).
+ * NAT_BLOCK_BYTES), the rest for nodes, each share counted with its
+ * entries' headers and malloc's own (about 2% of a block); at most an
+ * eighth of it dirty before a checkpoint (the checkpoint's writes of that
+ * much go through the dispatcher at once, which costs memory of its own
+ * while in flight).
  */
 #define NAT_BLOCK_BYTES (ZF_NAT_ENTRY_PER_BLOCK * sizeof(struct znat) + 16)   /* (malloc's own) */
 
@@ -246,7 +248,9 @@ static void set_cache_bound(struct zlfs_sb *sbi, uint32_t mb)
 	if (mb > 1u << 20)
 		mb = 1u << 20;
 	sbi->cache_blocks = mb * (1024 * 1024 / ZF_BLKSIZE);
-	sbi->node_cap = sbi->cache_blocks / 16 * 9;
+	/* each cached node costs its header and malloc's besides the block */
+	sbi->node_cap = (uint32_t)((uint64_t)sbi->cache_blocks / 16 * 9 * ZF_BLKSIZE /
+				   (sizeof(struct znode) + 16));
 	sbi->nat_cap = (uint32_t)((uint64_t)sbi->cache_blocks / 16 * ZF_BLKSIZE / NAT_BLOCK_BYTES);
 	sbi->dirty_cap = sbi->cache_blocks / 8;
 }
@@ -397,7 +401,8 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 	sbi->ino_hash = calloc(sbi->ino_hash_size, sizeof(*sbi->ino_hash));
 	set_cache_bound(sbi, o && o->cache_mb ? o->cache_mb : ZLFS_CACHE_MB_DEFAULT);
 	uint64_t attrs = (uint64_t)sbi->cache_blocks / 8 * ZF_BLKSIZE / zlfs_acache_entry_bytes();
-	if (!sbi->ino_hash || zlfs_bcache_init(sbi, sbi->cache_blocks / 4) ||
+	uint64_t dblks = (uint64_t)sbi->cache_blocks / 4 * ZF_BLKSIZE / zlfs_bcache_entry_bytes();
+	if (!sbi->ino_hash || zlfs_bcache_init(sbi, (uint32_t)dblks) ||
 	    zlfs_acache_init(sbi, (uint32_t)(attrs < UINT32_MAX ? attrs : UINT32_MAX))) {
 		ret = -ENOMEM;
 		goto fail;
