@@ -18,6 +18,7 @@
  * pins and lookup counts are under sbi->cache_lock.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,10 +57,13 @@ static void iunhash(struct zlfs_sb *sbi, struct zinode *zi)
 		*pp = zi->hnext;
 }
 
-/* Twice the buckets once there are twice as many inodes as buckets (no memory: stay). */
-static void igrow(struct zlfs_sb *sbi)
+/*
+ * The hash has between half and twice as many buckets as inodes: twice
+ * the buckets past two inodes a bucket, half when under one in eight
+ * (after `find` the kernel may let go of millions; no memory: stay).
+ */
+static void iresize(struct zlfs_sb *sbi, uint32_t size)
 {
-	uint32_t size = sbi->ino_hash_size * 2;
 	struct zinode **h = calloc(size, sizeof(*h));
 
 	if (!h)
@@ -85,7 +89,7 @@ static struct zinode *ihold(struct zlfs_sb *sbi, uint32_t ino, struct znode *n)
 	if (!zi)
 		return NULL;
 	if (sbi->nr_inodes >= 2 * sbi->ino_hash_size)
-		igrow(sbi);
+		iresize(sbi, sbi->ino_hash_size * 2);
 	zi->ino = ino;
 	zi->node = n;
 	if (n)
@@ -468,8 +472,20 @@ static void idrop(struct zlfs_sb *sbi, struct zinode *zi)
 void zlfs_iput(struct zlfs_sb *sbi, struct zinode *zi, uint64_t n)
 {
 	zi->nlookup = n > zi->nlookup ? 0 : zi->nlookup - n;
-	if (!zi->nlookup && !zi->nopen && zi->ino != ZF_ROOT_INO)
-		idrop(sbi, zi);
+	if (zi->nlookup || zi->nopen || zi->ino == ZF_ROOT_INO)
+		return;
+	idrop(sbi, zi);
+	/* (not in idrop: zlfs_inode_release_all walks the buckets while dropping) */
+	if (sbi->ino_hash_size > INO_HASH_MIN && sbi->nr_inodes < sbi->ino_hash_size / 8)
+		iresize(sbi, sbi->ino_hash_size / 2);
+	/*
+	 * The records are small and come and go by the million (`find`, then
+	 * the kernel's forgets): malloc keeps the pages they freed unless told.
+	 */
+	if (++sbi->inodes_freed >= 65536) {
+		sbi->inodes_freed = 0;
+		malloc_trim(0);
+	}
 }
 
 int zlfs_inode_unlinked(struct zlfs_sb *sbi, struct zinode *zi)

@@ -397,7 +397,7 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 	    (ret = inline_opts(sbi, o, err, errlen)) ||
 	    (ret = zlfs_cluster_opts(sbi, o ? &o->compr : NULL, err, errlen)))
 		goto fail;
-	sbi->ino_hash_size = 4096;
+	sbi->ino_hash_size = INO_HASH_MIN;
 	sbi->ino_hash = calloc(sbi->ino_hash_size, sizeof(*sbi->ino_hash));
 	set_cache_bound(sbi, o && o->cache_mb ? o->cache_mb : ZLFS_CACHE_MB_DEFAULT);
 	uint64_t attrs = (uint64_t)sbi->cache_blocks / 8 * ZF_BLKSIZE / zlfs_acache_entry_bytes();

@@ -113,15 +113,22 @@ struct zattr {
 };
 
 /* ---- in-memory inode (inode.c) ---- */
+#define INO_HASH_MIN 4096        /* the inode hash's fewest buckets */
+
+/*
+ * One per inode the kernel holds looked up (millions under `find`): the
+ * small fields first, so it packs into 40 bytes, a 48-byte malloc chunk.
+ */
 struct zinode {
 	uint32_t ino;
-	struct zinode *hnext;
-	uint64_t nlookup;        /* FUSE lookup count */
 	uint32_t nopen;          /* open file handles */
 	uint32_t nwrite;         /* of those, regular files' opened for writing */
 	bool orphan;             /* on the orphan list: unlinked, still referenced */
+	struct zinode *hnext;
+	uint64_t nlookup;        /* FUSE lookup count */
 	struct znode *node;      /* its inode block, pinned */
 };
+_Static_assert(sizeof(struct zinode) <= 40, "struct zinode grew past a 48-byte chunk");
 
 static inline struct zf_inode *zi_raw(struct zinode *zi)
 {
@@ -438,8 +445,9 @@ struct zlfs_sb {
 
 	/* inodes */
 	struct zinode **ino_hash;
-	uint32_t ino_hash_size, nr_inodes;
+	uint32_t ino_hash_size, nr_inodes;   /* buckets: INO_HASH_MIN or more (inode.c) */
 	uint32_t unload_cursor;          /* where zlfs_inode_unload goes on */
+	uint32_t inodes_freed;           /* zinodes freed since malloc was last trimmed */
 	uint32_t node_ra_last;           /* address of the last node cache miss (node.c) */
 
 	/* the memory bound (super.c's zlfs_cache_balance), in 4 KiB blocks */
