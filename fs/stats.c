@@ -11,6 +11,7 @@
  * dispatcher (the lock is held meanwhile: the report is short and rare).
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +191,14 @@ int zlfs_stats_status(struct zlfs_sb *sbi, const struct zlfs_req_count *reqs, si
 	put(&b, "sit_blocks_in_memory=%u\n", sbi->sit_blocks_held);
 	put(&b, "sit_blocks=%u\n", sbi->sit_blocks);
 	put(&b, "cached_attrs=%u\n", zlfs_acache_count(sbi));
+	/*
+	 * the daemon's heap (glibc's mallinfo2, every arena and mmap()ed
+	 * chunk): what is allocated, and what malloc keeps free for reuse, so
+	 * RSS beyond the caches can be told from the allocator's own.
+	 */
+	struct mallinfo2 mi = mallinfo2();
+	put(&b, "heap_in_use_kib=%zu\n", (mi.uordblks + mi.hblkhd) / 1024);
+	put(&b, "heap_free_kib=%zu\n", mi.fordblks / 1024);
 	put(&b, "node_cache_misses=%llu\n", (unsigned long long)sbi->st.node_misses);
 	put(&b, "node_readahead=%llu\n", (unsigned long long)sbi->st.node_readahead);
 	/* the writeback gate (fuse_file.c): its reserve, refusals, and writeback that found no room */
