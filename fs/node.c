@@ -868,6 +868,7 @@ int zlfs_nat_flush(struct zlfs_sb *sbi)
 			zf_msb_clear(sbi->nat_bitmap, b);
 		nat_bits_set(sbi, b, blk);
 		sbi->nat_dirty[b] = 0;
+		sbi->st.cp_nat_written++;
 	}
 	free(blk);
 	return ret;

@@ -1211,6 +1211,7 @@ int zlfs_seg_flush(struct zlfs_sb *sbi)
 		else
 			zf_msb_clear(sbi->sit_bitmap, b);
 		sbi->sit_dirty[b] = 0;
+		sbi->st.cp_sit_written++;
 	}
 	free(blk);
 	return ret;

@@ -149,6 +149,9 @@ int zlfs_stats_status(struct zlfs_sb *sbi, const struct zlfs_req_count *reqs, si
 	    (unsigned long long)(c->gc_picks ? c->gc_pick_ns / c->gc_picks : 0));
 	put(&b, "zones_reset=%llu\n", (unsigned long long)c->zones_reset);
 	put(&b, "checkpoints=%llu\n", (unsigned long long)sbi->cp_count);
+	/* the table blocks they wrote: only those changed since (of sit_blocks, nat_blocks) */
+	put(&b, "cp_sit_blocks_written=%llu\n", (unsigned long long)sbi->st.cp_sit_written);
+	put(&b, "cp_nat_blocks_written=%llu\n", (unsigned long long)sbi->st.cp_nat_written);
 	put(&b, "sections=%u\n", sbi->nr_secs);
 	put(&b, "section_blocks=%u\n", sbi->sec_blocks);
 	put(&b, "free_sections=%u\n", sbi->free_secs);

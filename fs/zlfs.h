@@ -242,6 +242,8 @@ struct zlfs_counters {
 	uint64_t nat_reads;        /* NAT blocks read on demand (one device read each) */
 	uint64_t sit_reads;        /* SIT blocks read back after being dropped */
 	uint64_t sit_evicted;      /* SIT blocks with segments in use dropped under the bound */
+	uint64_t cp_sit_written;   /* SIT blocks the checkpoints wrote (only dirty ones) */
+	uint64_t cp_nat_written;   /* NAT blocks likewise */
 	uint64_t nat_evicted;      /* NAT blocks dropped under the memory bound */
 	/* compressed files (cluster.c) */
 	uint64_t compr_clusters;   /* clusters written compressed */

@@ -350,6 +350,36 @@ START_TEST(sit_blocks_on_demand)
 END_TEST
 
 /*
+ * A checkpoint writes the SIT and NAT blocks changed since the last one,
+ * no others: none when nothing changed, a few for one small file on a
+ * volume of dozens of SIT blocks and hundreds of NAT blocks.
+ */
+START_TEST(cp_writes_changed_tables_only)
+{
+	char *img = tu_fs_volume("seg-cpw");
+	struct zlfs_sb *sbi = tu_fs_mount(img, 0);
+
+	ck_assert_int_eq(zlfs_checkpoint(sbi, false), 0);
+	uint64_t sit0 = sbi->st.cp_sit_written, nat0 = sbi->st.cp_nat_written;
+	ck_assert_int_eq(zlfs_checkpoint(sbi, false), 0);   /* nothing changed since */
+	ck_assert_uint_eq(sbi->st.cp_sit_written, sit0);
+	ck_assert_uint_eq(sbi->st.cp_nat_written, nat0);
+	make_file(sbi, "one", 3 * ZF_BLKSIZE);
+	ck_assert_int_eq(zlfs_checkpoint(sbi, false), 0);
+	uint64_t sit = sbi->st.cp_sit_written - sit0, nat = sbi->st.cp_nat_written - nat0;
+	ck_assert_uint_ge(sit, 1);
+	ck_assert_uint_le(sit, 3);
+	ck_assert_uint_ge(nat, 1);
+	ck_assert_uint_le(nat, 2);
+	ck_assert_uint_gt(sbi->sit_blocks, 4);
+	ck_assert_uint_gt(sbi->nat_blocks, 100);
+	tu_fs_unmount(sbi);
+	tu_fsck_clean(img);
+	free(img);
+}
+END_TEST
+
+/*
  * What the SIT in memory says agrees with itself, every block read back
  * as needed: each section's valid count and mtime sum are its segments',
  * a segment's count is its map's weight, an empty segment's mtime is 0,
@@ -639,6 +669,7 @@ static Suite *segment_suite(void)
 	tcase_add_test(tc, last_block_needs_a_node);
 	tcase_add_test(tc, sit_blocks_on_demand);
 	tcase_add_test(tc, sit_paging);
+	tcase_add_test(tc, cp_writes_changed_tables_only);
 	tcase_add_test(tc, sit_bit_under_zero_count_refused);
 	tcase_add_test(tc, logs_spread_over_devices);
 	suite_add_tcase(s, tc);
