@@ -3,7 +3,11 @@
  * recovered and checked.
  *
  *   crashstates MKFS WORKDIR [--states N] [--seed S] [--workload NAME]
- *               [--conventional] [-v]
+ *               [--conventional] [--first K] [-v]
+ *
+ * --first K starts at the K-th state of each workload (a failure's
+ * "seed" is seed * 1000003 + workload * 7919 + K, K a multiple of 40:
+ * run it again alone with --states K+40 --first K).
  *
  * zlfs runs in this process (no FUSE) on an emulated zoned image in
  * power-cut mode (--conventional: an image whose zones are all
@@ -75,6 +79,7 @@
 
 static const char *dir_names[NDIRS] = { "", "d0", "d1" };
 static int verbose;
+static unsigned long first_state;   /* --first */
 /*
  * The "compressed" workload: mounts take compress_extension=* (every new
  * file compressed, the algorithm and cluster size from the seed), and
@@ -1199,6 +1204,8 @@ int main(int argc, char **argv)
 			verbose = 1;
 		else if (!strcmp(argv[a], "--conventional"))
 			conventional = true;
+		else if (!strcmp(argv[a], "--first") && a + 1 < argc)
+			first_state = strtoul(argv[++a], NULL, 0);
 	}
 	if (mkdir(dir, 0755) && errno != EEXIST) {
 		fprintf(stderr, "crashstates: %s: %s\n", dir, strerror(errno));
@@ -1236,7 +1243,7 @@ int main(int argc, char **argv)
 		}
 		unsigned long per = only ? states : states / (sizeof(workloads) / sizeof(workloads[0]));
 		uint64_t moved_total = 0;
-		for (unsigned long s = 0; s < per; ) {
+		for (unsigned long s = first_state; s < per; ) {
 			/* one seed: a dry run, then its crash states */
 			uint64_t wseed = seed * 1000003 + w * 7919 + s, writes = 0, moved = 0;
 			compr_alg = (unsigned int)(wseed % 4);          /* lzo, lz4, zstd, lzo-rle */
