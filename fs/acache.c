@@ -135,7 +135,7 @@ void zlfs_acache_destroy(struct zlfs_sb *sbi)
 uint32_t zlfs_acache_entry_bytes(void)
 {
 	/* malloc's header and rounding, and a share of the hash's buckets */
-	return sizeof(struct aent) + 16 + 4;
+	return sizeof(struct aent) + ZLFS_MALLOC_OVERHEAD + 4;
 }
 
 void zlfs_acache_put(struct zlfs_sb *sbi, const struct zattr *a)

@@ -199,8 +199,7 @@ void zlfs_bcache_destroy(struct zlfs_sb *sbi)
 
 uint32_t zlfs_bcache_entry_bytes(void)
 {
-	/* the block with its header, and malloc's header and rounding */
-	return sizeof(struct bent) + 16;
+	return sizeof(struct bent) + ZLFS_MALLOC_OVERHEAD;   /* the block with its header */
 }
 
 uint32_t zlfs_bcache_count(const struct zlfs_sb *sbi)

@@ -58,9 +58,9 @@ static void iunhash(struct zlfs_sb *sbi, struct zinode *zi)
 }
 
 /*
- * The hash has between half and twice as many buckets as inodes: twice
- * the buckets past two inodes a bucket, half when under one in eight
- * (after `find` the kernel may let go of millions; no memory: stay).
+ * The hash gets twice the buckets past two inodes a bucket, half when
+ * under one inode in eight buckets (after `find` the kernel may let go of
+ * millions), never fewer than INO_HASH_MIN; no memory: it stays as is.
  */
 static void iresize(struct zlfs_sb *sbi, uint32_t size)
 {

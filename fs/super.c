@@ -239,7 +239,8 @@ static void sb_free(struct zlfs_sb *sbi)
  * much go through the dispatcher at once, which costs memory of its own
  * while in flight).
  */
-#define NAT_BLOCK_BYTES (ZF_NAT_ENTRY_PER_BLOCK * sizeof(struct znat) + 16)   /* (malloc's own) */
+#define NAT_BLOCK_BYTES (ZF_NAT_ENTRY_PER_BLOCK * sizeof(struct znat) + ZLFS_MALLOC_OVERHEAD)
+#define NODE_BYTES (sizeof(struct znode) + ZLFS_MALLOC_OVERHEAD)   /* the block and its header */
 
 static void set_cache_bound(struct zlfs_sb *sbi, uint32_t mb)
 {
@@ -248,9 +249,7 @@ static void set_cache_bound(struct zlfs_sb *sbi, uint32_t mb)
 	if (mb > 1u << 20)
 		mb = 1u << 20;
 	sbi->cache_blocks = mb * (1024 * 1024 / ZF_BLKSIZE);
-	/* each cached node costs its header and malloc's besides the block */
-	sbi->node_cap = (uint32_t)((uint64_t)sbi->cache_blocks / 16 * 9 * ZF_BLKSIZE /
-				   (sizeof(struct znode) + 16));
+	sbi->node_cap = (uint32_t)((uint64_t)sbi->cache_blocks / 16 * 9 * ZF_BLKSIZE / NODE_BYTES);
 	sbi->nat_cap = (uint32_t)((uint64_t)sbi->cache_blocks / 16 * ZF_BLKSIZE / NAT_BLOCK_BYTES);
 	sbi->dirty_cap = sbi->cache_blocks / 8;
 }

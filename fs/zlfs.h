@@ -112,6 +112,9 @@ struct zattr {
 	uint64_t rdev;
 };
 
+/* What malloc adds to each chunk (its header and rounding), for the cache_mb split. */
+#define ZLFS_MALLOC_OVERHEAD 16
+
 /* ---- in-memory inode (inode.c) ---- */
 #define INO_HASH_MIN 4096        /* the inode hash's fewest buckets */
 
@@ -238,9 +241,9 @@ struct zlfs_counters {
 	uint64_t node_misses;      /* node cache misses (one device read each) */
 	uint64_t node_readahead;   /* nodes those reads brought in besides the one asked for */
 	uint64_t nat_reads;        /* NAT blocks read on demand (one device read each) */
+	uint64_t nat_evicted;      /* NAT blocks dropped under the memory bound */
 	uint64_t cp_sit_written;   /* SIT blocks the checkpoints wrote (only dirty ones) */
 	uint64_t cp_nat_written;   /* NAT blocks likewise */
-	uint64_t nat_evicted;      /* NAT blocks dropped under the memory bound */
 	/* compressed files (cluster.c) */
 	uint64_t compr_clusters;   /* clusters written compressed */
 	uint64_t compr_raw;        /* full clusters that did not compress: written raw */
