@@ -472,8 +472,16 @@ int zlfs_convert_inline(struct zlfs_sb *sbi, struct zinode *zi)
 	memset(zf_inline_data(ri), 0, max);
 	ri->i_inline &= (uint8_t)~(ZF_INLINE_DATA | ZF_DATA_EXIST);
 	zlfs_node_dirty(sbi, zi->node);
-	if (n && data)
+	if (n && data) {
 		ret = zlfs_write_file_block(sbi, zi, 0, blk, data_log(zi));
+		/*
+		 * The inode that goes out next no longer holds the bytes; if it
+		 * landed in an fsync chain and block 0 did not, roll-forward
+		 * would keep the slot's old value (none) and the bytes an
+		 * earlier fsync promised would read as zeros.
+		 */
+		zlfs_nat_mut(sbi, zi->ino)->flags |= ZNAT_DATA_FIRST;
+	}
 	free(blk);
 	return ret;
 }
@@ -1016,10 +1024,13 @@ int zlfs_file_fsync(struct zlfs_sb *sbi, struct zinode *zi, bool datasync)
 		return sbi->dirty ? zlfs_checkpoint(sbi, false) : 0;
 	/*
 	 * On a zoned device a data block below its zone's write pointer has
-	 * landed, which recovery checks; elsewhere the data must be flushed
-	 * before the nodes that point at it.
+	 * landed, which recovery checks, and a slot whose block did not keeps
+	 * its old one; elsewhere the data must be flushed before the nodes
+	 * that point at it.  Data converted from inline has no old block to
+	 * fall back on: it goes first everywhere.
 	 */
-	bool data_first = !sbi->lay.zoned || sbi->lay.main_zone < sbi->lay.nr_conv;
+	bool data_first = !sbi->lay.zoned || sbi->lay.main_zone < sbi->lay.nr_conv ||
+			  (zlfs_nat(sbi, zi->ino)->flags & ZNAT_DATA_FIRST);
 	sbi->st.fsync_prep_ns += zlfs_mono_ns() - t0;
 	return zlfs_node_fsync(sbi, zi->ino, data_first);
 }

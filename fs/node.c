@@ -830,7 +830,9 @@ int zlfs_node_fsync(struct zlfs_sb *sbi, uint32_t ino, bool data_first)
 		goto out;
 	sbi->st.fsync_flush_ns += zlfs_mono_ns() - t1;
 	sbi->data_unflushed = false;
-	zlfs_nat_mut(sbi, ino)->flags |= ZNAT_FSYNCED;
+	/* the chain has the inode without inline data now, and block 0 landed */
+	zlfs_nat_mut(sbi, ino)->flags = (uint8_t)((zlfs_nat(sbi, ino)->flags | ZNAT_FSYNCED) &
+						  ~ZNAT_DATA_FIRST);
 	sbi->rf_blocks += cnt;
 out:
 	free(v);

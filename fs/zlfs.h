@@ -206,6 +206,7 @@ enum {
 	ZNAT_FREED = 2,          /* freed since the checkpoint: not reused before the next */
 	ZNAT_FSYNCED = 4,        /* its inode block went out with fsync since the checkpoint */
 	ZNAT_NEED_CP = 8,        /* links or names changed: fsync must checkpoint */
+	ZNAT_DATA_FIRST = 16,    /* inline data moved to block 0: fsync flushes it first */
 };
 
 /* ---- GC (gc.c) ---- */
