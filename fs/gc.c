@@ -419,25 +419,20 @@ static bool candidate(const struct zlfs_sb *sbi, uint32_t s)
  */
 #define CB_SCAN 256
 
+/* The mean mtime (seconds) of the section's usable segments: their sum is kept, no SIT read. */
 static uint64_t sec_mtime(const struct zlfs_sb *sbi, uint32_t s)
 {
-	uint64_t mt = 0;
 	uint32_t nseg = 0;
 
-	for (uint32_t i = 0; i < sbi->segs_per_sec; i++) {
-		uint32_t segno = s * sbi->segs_per_sec + i;
-		if (!zf_layout_usable_blocks(&sbi->lay, segno))
-			continue;
-		mt += zlfs_seg(sbi, segno)->mtime;
-		nseg++;
-	}
-	return nseg ? mt / nseg : 0;
+	for (uint32_t i = 0; i < sbi->segs_per_sec; i++)
+		nseg += zf_layout_usable_blocks(&sbi->lay, s * sbi->segs_per_sec + i) != 0;
+	return nseg ? sbi->secs[s].mtime / nseg : 0;
 }
 
 static uint32_t pick_victim_in(const struct zlfs_sb *sbi, bool cb)
 {
 	uint32_t cand[CB_SCAN], n = 0;
-	uint64_t mts[CB_SCAN], min_mt = UINT64_MAX, max_mt = zlfs_now_ms(), best = UINT64_MAX;
+	uint64_t mts[CB_SCAN], min_mt = UINT64_MAX, max_mt = zlfs_now_ms() / 1000, best = UINT64_MAX;
 	uint32_t victim = NO_VICTIM;
 
 	for (uint32_t s = zlfs_sec_by_valid(sbi, 1); s != NO_VICTIM && n < CB_SCAN;

@@ -223,16 +223,25 @@ static struct zseg *seg_mut(struct zlfs_sb *sbi, uint32_t segno)
 	return &b[segno % SIT_PER_BLK];
 }
 
-/* Room for segno's SIT block (all free, as an absent block reads) before it changes. */
+static int sit_read_back(struct zlfs_sb *sbi, uint32_t b);
+
+/*
+ * Room for segno's SIT block before it changes: read back if it was
+ * dropped with segments in use, else all free, as an absent block reads.
+ */
 static int sit_hold(struct zlfs_sb *sbi, uint32_t segno)
 {
 	uint32_t b = segno / SIT_PER_BLK;
+	struct zseg *e;
 
 	if (sbi->sit_blk[b])
 		return 0;
-	if (!(sbi->sit_blk[b] = calloc(SIT_PER_BLK, sizeof(struct zseg))))
+	if (sbi->sit_out[b])
+		return sit_read_back(sbi, b);
+	if (!(e = calloc(SIT_PER_BLK, sizeof(struct zseg))))
 		return -ENOMEM;
-	sbi->sit_blocks_held++;
+	__atomic_store_n(&sbi->sit_blk[b], e, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&sbi->sit_blocks_held, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -269,13 +278,96 @@ static void sit_release(struct zlfs_sb *sbi, uint32_t b)
 	sbi->sit_blocks_held--;
 }
 
+/*
+ * Under the memory bound (super.c's share of cache_mb): a clock drops
+ * clean blocks that hold no log's segment down to max, those with
+ * segments in use marked to be read back.  Clean means the SIT block on
+ * disk (the copy sit_bitmap names) holds what memory does: every change
+ * marks its block dirty (a segment's mtime is kept in seconds, as on
+ * disk, and 0 once nothing in it is valid, as it reads back).
+ * Exclusive holders only, at an operation's start: no entry pointer is
+ * held across it.
+ */
+void zlfs_sit_shrink(struct zlfs_sb *sbi, uint32_t max)
+{
+	for (uint32_t i = 0; i < 2 * sbi->sit_blocks && sbi->sit_blocks_held > max; i++) {
+		uint32_t b = sbi->sit_hand;
+		sbi->sit_hand = b + 1 < sbi->sit_blocks ? b + 1 : 0;
+		struct zseg *e = sbi->sit_blk[b];
+		if (!e || sbi->sit_dirty[b] || sit_block_has_log(sbi, b))
+			continue;
+		if (sbi->sit_ref[b]) {
+			sbi->sit_ref[b] = 0;
+			continue;
+		}
+		bool used = false;
+		for (uint32_t k = 0; k < SIT_PER_BLK && !used; k++)
+			used = e[k].valid != 0;
+		free(e);
+		sbi->sit_blk[b] = NULL;
+		sbi->sit_out[b] = used;
+		sbi->sit_blocks_held--;
+		sbi->st.sit_evicted += used;
+	}
+}
+
+/* Is any block from `from` to the end of the segment valid in map? */
+static bool map_any_from(const uint8_t *map, unsigned int from)
+{
+	for (unsigned int b = from; b < ZF_BLKS_PER_SEG; b++)
+		if (zf_msb_test(map, b))
+			return true;
+	return false;
+}
+
+/* Check one segment's entry as read. */
+static int seg_check(const struct zlfs_sb *sbi, uint32_t i, const struct zseg *s)
+{
+	uint32_t usable = zf_layout_usable_blocks(&sbi->lay, i);
+
+	if (zf_sit_map_weight(s->map) != s->valid || s->valid > usable ||
+	    (usable < ZF_BLKS_PER_SEG && map_any_from(s->map, usable)) ||
+	    (s->valid && s->type >= ZF_NR_LOGS)) {
+		fprintf(stderr, "zlfs: SIT entry of segment %u is inconsistent (%u valid, "
+			"%u set, type %u, %u usable)\n", i, s->valid, zf_sit_map_weight(s->map),
+			s->type, usable);
+		return -ZLFS_EFSCORRUPTED;
+	}
+	return 0;
+}
+
+/* At mount: a segment's entry as loaded goes into (d = 1) or out of (d = -1) the counts. */
+static void seg_account(struct zlfs_sb *sbi, uint32_t i, const struct zseg *s, int d)
+{
+	struct zsec *z = &sbi->secs[sec_of(sbi, i)];
+
+	z->valid += (uint32_t)(d * s->valid);
+	z->mtime += (uint64_t)(d * (int64_t)s->mtime);
+	sbi->valid_block_count += (uint64_t)(d * s->valid);
+	sbi->segs_in_use += (uint32_t)(d * (s->valid != 0));
+}
+
+/* A segment's mtime (seconds) changes: its section's sum follows. */
+static void seg_set_mtime(struct zlfs_sb *sbi, uint32_t segno, struct zseg *s, uint64_t mt)
+{
+	struct zsec *z = &sbi->secs[sec_of(sbi, segno)];
+
+	z->mtime = z->mtime - s->mtime + mt;
+	s->mtime = mt;
+}
+
 /* ---- loading ---------------------------------------------------------------- */
 
+/*
+ * In memory a segment without valid blocks has mtime 0 (what it had on
+ * disk means nothing then), so a block read back holds what was dropped
+ * and the sections' sums (zsec.mtime) stay exact.
+ */
 static void sit_load_entry(struct zseg *s, const struct zf_sit_entry *e)
 {
 	s->valid = (uint16_t)zf_sit_vblocks(e);
 	s->type = (uint8_t)zf_sit_type(e);
-	s->mtime = zf_le64_to_cpu(e->mtime) * 1000;   /* seconds on disk, ms here */
+	s->mtime = s->valid ? zf_le64_to_cpu(e->mtime) : 0;
 	memcpy(s->map, e->valid_map, sizeof(s->map));
 }
 
@@ -328,25 +420,94 @@ static bool sit_block_needed(const struct zlfs_sb *sbi, uint32_t b)
 }
 
 /*
- * One SIT block as read: held only if a segment of it is in use or a
- * log's.  A valid bit under a zero count counts as use too, so
- * zlfs_seg_build checks the entry and refuses the volume, as it always did.
+ * One SIT block as read at mount: checked and counted, and held only if
+ * a segment of it is in use or a log's.  A valid bit under a zero count
+ * is refused as any inconsistent entry.
  */
 static int sit_load_block(struct zlfs_sb *sbi, uint32_t b, const struct zf_sit_block *blk)
 {
+	uint32_t first = b * SIT_PER_BLK;
 	bool used = sit_block_has_log(sbi, b);
+	struct zseg e;
 	int ret;
 
-	for (uint32_t k = 0; k < SIT_PER_BLK && !used; k++)
-		used = zf_sit_vblocks(&blk->entries[k]) != 0 ||
-		       zf_sit_map_weight(blk->entries[k].valid_map) != 0;
+	for (uint32_t k = 0; k < SIT_PER_BLK && first + k < sbi->nr_segs; k++) {
+		sit_load_entry(&e, &blk->entries[k]);
+		if ((ret = seg_check(sbi, first + k, &e)))
+			return ret;
+		used |= e.valid != 0;
+	}
 	if (!used)
 		return 0;
-	if ((ret = sit_hold(sbi, b * SIT_PER_BLK)))
+	if ((ret = sit_hold(sbi, first)))
 		return ret;
-	for (uint32_t k = 0; k < SIT_PER_BLK && b * SIT_PER_BLK + k < sbi->nr_segs; k++)
+	for (uint32_t k = 0; k < SIT_PER_BLK && first + k < sbi->nr_segs; k++) {
 		sit_load_entry(&sbi->sit_blk[b][k], &blk->entries[k]);
+		seg_account(sbi, first + k, &sbi->sit_blk[b][k], 1);
+	}
 	return 0;
+}
+
+/*
+ * A block dropped under the bound, read back from the copy the last
+ * checkpoint named (what it held when dropped: it was clean) and checked
+ * again.  Readers (shared lock) come here too: the read is under
+ * sit_lock and the pointer is published last.
+ */
+static int sit_read_back(struct zlfs_sb *sbi, uint32_t b)
+{
+	struct zf_sit_block *blk = malloc(ZF_BLKSIZE);
+	struct zseg *e = calloc(SIT_PER_BLK, sizeof(*e));
+	uint32_t first = b * SIT_PER_BLK;
+	int ret = 0;
+
+	if (!blk || !e) {
+		free(blk);
+		free(e);
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&sbi->sit_lock);
+	if (!sbi->sit_blk[b]) {   /* (another reader may have read it meanwhile) */
+		int copy = zf_msb_test(sbi->sit_bitmap, b);
+		ret = zlfs_read_block(sbi, zf_sit_blkaddr(&sbi->lay, first, copy), blk);
+		for (uint32_t k = 0; !ret && k < SIT_PER_BLK && first + k < sbi->nr_segs; k++) {
+			sit_load_entry(&e[k], &blk->entries[k]);
+			ret = seg_check(sbi, first + k, &e[k]);
+		}
+		if (!ret) {
+			/* the pointer first: a reader that sees sit_out clear then finds it */
+			__atomic_store_n(&sbi->sit_blk[b], e, __ATOMIC_RELEASE);
+			__atomic_store_n(&sbi->sit_out[b], 0, __ATOMIC_RELEASE);
+			__atomic_add_fetch(&sbi->sit_blocks_held, 1, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&sbi->st.sit_reads, 1, __ATOMIC_RELAXED);
+			e = NULL;
+		}
+	}
+	pthread_mutex_unlock(&sbi->sit_lock);
+	free(e);
+	free(blk);
+	if (ret == -ZLFS_EFSCORRUPTED)
+		ret = zlfs_corrupt(sbi, "SIT block %u is damaged (run fsck.zlfs)", b);
+	return ret;
+}
+
+const struct zseg *zlfs_seg_miss(struct zlfs_sb *sbi, uint32_t segno)
+{
+	static const struct zseg none;
+	uint32_t b = segno / SIT_PER_BLK;
+
+	if (!__atomic_load_n(&sbi->sit_out[b], __ATOMIC_ACQUIRE)) {
+		/* every segment of it free, unless another reader just read it back */
+		const struct zseg *e = __atomic_load_n(&sbi->sit_blk[b], __ATOMIC_ACQUIRE);
+		return e ? &e[segno % SIT_PER_BLK] : &none;
+	}
+	int ret = sit_read_back(sbi, b);
+	if (ret) {
+		/* read-only from here: nothing is written or freed on the word of this entry */
+		zlfs_set_fatal(sbi, ret);
+		return &none;
+	}
+	return &sbi->sit_blk[b][segno % SIT_PER_BLK];
 }
 
 /*
@@ -378,6 +539,9 @@ static int sit_load(struct zlfs_sb *sbi, const struct zf_journal *sit_j)
 			break;
 		for (uint32_t i = 0; i < n && !ret; i++, b++)
 			ret = sit_load_block(sbi, b, (const void *)(buf + (size_t)i * ZF_BLKSIZE));
+		/* a full volume's SIT passes through, its share stays */
+		if (sbi->sit_blocks_held > sbi->sit_cap)
+			zlfs_sit_shrink(sbi, sbi->sit_cap - sbi->sit_cap / 8);
 	}
 	free(buf);
 	if (ret)
@@ -387,42 +551,18 @@ static int sit_load(struct zlfs_sb *sbi, const struct zf_journal *sit_j)
 		return -ZLFS_EFSCORRUPTED;
 	for (unsigned int i = 0; i < n; i++) {
 		uint32_t segno = zf_le32_to_cpu(sit_j->sit_j.entries[i].segno);
+		struct zseg e;
 		if (segno >= sbi->nr_segs)
 			return -ZLFS_EFSCORRUPTED;
-		if ((ret = sit_hold(sbi, segno)))
+		sit_load_entry(&e, &sit_j->sit_j.entries[i].se);
+		if ((ret = seg_check(sbi, segno, &e)) || (ret = sit_hold(sbi, segno)))
 			return ret;
-		sit_load_entry(seg_mut(sbi, segno), &sit_j->sit_j.entries[i].se);
+		struct zseg *s = seg_mut(sbi, segno);
+		seg_account(sbi, segno, s, -1);
+		*s = e;
+		seg_account(sbi, segno, s, 1);
 		sit_mark_dirty(sbi, segno);   /* written back to the SIT at the next CP */
 	}
-	return 0;
-}
-
-/* Is any block from `from` to the end of the segment valid in map? */
-static bool map_any_from(const uint8_t *map, unsigned int from)
-{
-	for (unsigned int b = from; b < ZF_BLKS_PER_SEG; b++)
-		if (zf_msb_test(map, b))
-			return true;
-	return false;
-}
-
-/* Check one segment's entry as loaded and add it to the counts. */
-static int seg_account(struct zlfs_sb *sbi, uint32_t i)
-{
-	const struct zseg *s = zlfs_seg(sbi, i);
-	uint32_t usable = zf_layout_usable_blocks(&sbi->lay, i);
-
-	if (zf_sit_map_weight(s->map) != s->valid || s->valid > usable ||
-	    (usable < ZF_BLKS_PER_SEG && map_any_from(s->map, usable)) ||
-	    (s->valid && s->type >= ZF_NR_LOGS)) {
-		fprintf(stderr, "zlfs: SIT entry of segment %u is inconsistent (%u valid, "
-			"%u set, type %u, %u usable)\n", i, s->valid, zf_sit_map_weight(s->map),
-			s->type, usable);
-		return -ZLFS_EFSCORRUPTED;
-	}
-	sbi->secs[sec_of(sbi, i)].valid += s->valid;
-	sbi->valid_block_count += s->valid;
-	sbi->segs_in_use += s->valid != 0;
 	return 0;
 }
 
@@ -439,23 +579,21 @@ int zlfs_seg_build(struct zlfs_sb *sbi, const struct zf_journal *sit_j)
 	sbi->nr_secs = sbi->lay.section_count;
 	sbi->sit_blocks = (sbi->nr_segs + SIT_PER_BLK - 1) / SIT_PER_BLK;
 	sbi->sit_blocks_held = 0;
+	sbi->sit_hand = 0;
 	sbi->sit_blk = calloc(sbi->sit_blocks, sizeof(*sbi->sit_blk));
 	sbi->sit_dirty = calloc(sbi->sit_blocks, 1);
+	sbi->sit_out = calloc(sbi->sit_blocks, 1);
+	sbi->sit_ref = calloc(sbi->sit_blocks, 1);
 	sbi->secs = calloc(sbi->nr_secs, sizeof(*sbi->secs));
-	if (!sbi->sit_blk || !sbi->sit_dirty || !sbi->secs)
+	if (!sbi->sit_blk || !sbi->sit_dirty || !sbi->sit_out || !sbi->sit_ref || !sbi->secs)
 		return -ENOMEM;
 	for (int i = 0; i < ZF_NR_LOGS; i++)
 		if (sbi->logs[i].segno >= sbi->nr_segs)
 			return -ZLFS_EFSCORRUPTED;   /* checkpoint.c placed them in range */
-	if ((ret = sit_load(sbi, sit_j)))
-		return ret;
 	sbi->valid_block_count = 0;
 	sbi->segs_in_use = 0;
-	for (uint32_t b = 0; b < sbi->sit_blocks; b++)
-		for (uint32_t k = 0; sbi->sit_blk[b] && k < SIT_PER_BLK &&
-				     b * SIT_PER_BLK + k < sbi->nr_segs; k++)
-			if ((ret = seg_account(sbi, b * SIT_PER_BLK + k)))
-				return ret;
+	if ((ret = sit_load(sbi, sit_j)))
+		return ret;
 	/* what the checkpoint's free segment count leaves out when empty */
 	sbi->countable_segs = 0;
 	for (uint32_t i = 0; i < sbi->nr_segs; i++)
@@ -533,6 +671,9 @@ void zlfs_seg_destroy(struct zlfs_sb *sbi)
 		free(sbi->sit_blk[b]);
 	free(sbi->sit_blk);
 	free(sbi->sit_dirty);
+	free(sbi->sit_out);
+	free(sbi->sit_ref);
+	sbi->sit_out = sbi->sit_ref = NULL;
 	free(sbi->secs);
 	free(sbi->mount_zcond);
 	free(sbi->vi_link);
@@ -680,7 +821,7 @@ static int alloc_in(struct zlfs_sb *sbi, unsigned int log, bool force, uint32_t 
 	zf_msb_set(s->map, off);
 	sbi->segs_in_use += !s->valid++;
 	s->type = (uint8_t)log;
-	s->mtime = zlfs_now_ms();
+	seg_set_mtime(sbi, l->segno, s, zlfs_now_ms() / 1000);
 	sit_mark_dirty(sbi, l->segno);
 	sec_valid_add(sbi, sec_of(sbi, l->segno), 1);
 	sbi->valid_block_count++;
@@ -747,6 +888,21 @@ int zlfs_seg_settle_logs(struct zlfs_sb *sbi)
 	return 0;
 }
 
+uint64_t zlfs_segs_valid(struct zlfs_sb *sbi, uint32_t s0, uint32_t s1)
+{
+	uint64_t valid = 0;
+
+	for (uint32_t s = s0; s < s1 && s < sbi->nr_segs;) {
+		if (s % sbi->segs_per_sec == 0 && s + sbi->segs_per_sec <= s1) {
+			valid += sbi->secs[sec_of(sbi, s)].valid;
+			s += sbi->segs_per_sec;
+		} else {
+			valid += zlfs_seg(sbi, s++)->valid;
+		}
+	}
+	return valid;
+}
+
 bool zlfs_block_valid(const struct zlfs_sb *sbi, uint32_t blkaddr)
 {
 	if (!zlfs_is_main_blkaddr(sbi, blkaddr))
@@ -761,13 +917,17 @@ void zlfs_invalidate_block(struct zlfs_sb *sbi, uint32_t blkaddr)
 		return;
 	uint32_t rel = blkaddr - sbi->lay.main_blkaddr;
 	uint32_t segno = rel / ZF_BLKS_PER_SEG, off = rel % ZF_BLKS_PER_SEG;
-	if (!zf_msb_test(zlfs_seg(sbi, segno)->map, off)) {
-		fprintf(stderr, "zlfs: freeing block %u twice\n", blkaddr);
+	if (!zf_msb_test(zlfs_seg(sbi, segno)->map, off)) {   /* (reads a dropped block back) */
+		if (!sbi->fatal)
+			fprintf(stderr, "zlfs: freeing block %u twice\n", blkaddr);
 		return;
 	}
 	struct zseg *s = seg_mut(sbi, segno);   /* a valid block's: in memory */
 	zf_msb_clear(s->map, off);
-	sbi->segs_in_use -= !--s->valid;
+	if (!--s->valid) {
+		sbi->segs_in_use--;
+		seg_set_mtime(sbi, segno, s, 0);
+	}
 	sit_mark_dirty(sbi, segno);
 	uint32_t sec = sec_of(sbi, segno);
 	sec_valid_add(sbi, sec, -1);
@@ -926,7 +1086,7 @@ int zlfs_seg_claim_block(struct zlfs_sb *sbi, uint32_t blkaddr, uint32_t nid, ui
 		s->type = was_hole ? ZF_LOG_COLD_DATA : ZF_LOG_WARM_DATA;
 	zf_msb_set(s->map, off);
 	sbi->segs_in_use += !s->valid++;
-	s->mtime = zlfs_now_ms();
+	seg_set_mtime(sbi, segno, s, zlfs_now_ms() / 1000);
 	sit_mark_dirty(sbi, segno);
 	uint32_t sec = sec_of(sbi, segno);
 	sec_valid_add(sbi, sec, 1);
@@ -1020,7 +1180,7 @@ static void sit_fill_entry(const struct zlfs_sb *sbi, uint32_t segno, struct zf_
 	const struct zseg *s = zlfs_seg(sbi, segno);
 	zf_sit_set(e, s->type, s->valid);
 	memcpy(e->valid_map, s->map, sizeof(s->map));
-	e->mtime = zf_cpu_to_le64(s->mtime / 1000);
+	e->mtime = zf_cpu_to_le64(s->mtime);
 }
 
 int zlfs_seg_flush(struct zlfs_sb *sbi)
@@ -1086,10 +1246,8 @@ void zlfs_seg_after_cp(struct zlfs_sb *sbi)
 			}
 			sbi->st.zones_reset++;
 		}
+		/* (its segments' mtimes are 0 already: nothing valid in them) */
 		uint32_t first = s * sbi->segs_per_sec, last = first + sbi->segs_per_sec - 1;
-		for (uint32_t i = first; i <= last; i++)
-			if (sbi->sit_blk[i / SIT_PER_BLK])
-				seg_mut(sbi, i)->mtime = 0;
 		for (uint32_t b = first / SIT_PER_BLK; b <= last / SIT_PER_BLK; b++)
 			sit_release(sbi, b);
 		set_state(sbi, s, ZSEC_FREE);

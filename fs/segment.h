@@ -43,6 +43,13 @@ int zlfs_seg_build(struct zlfs_sb *sbi, const struct zf_journal *sit_j);
 uint32_t zlfs_seg_free_count(const struct zlfs_sb *sbi);
 void zlfs_seg_destroy(struct zlfs_sb *sbi);
 /*
+ * The SIT's share of the memory bound: drop clean blocks no log uses
+ * until at most max are held (exclusive lock, at an operation's start).
+ */
+void zlfs_sit_shrink(struct zlfs_sb *sbi, uint32_t max);
+/* Valid blocks in segments s0 .. s1-1 (whole sections from their counts, no SIT read). */
+uint64_t zlfs_segs_valid(struct zlfs_sb *sbi, uint32_t s0, uint32_t s1);
+/*
  * Where log `log`'s next block will go: node logs move to their next
  * segment as soon as one fills (as F2FS's do), so this is where the next
  * node really lands, which the node footers' next_blkaddr records.

@@ -193,6 +193,11 @@ int zlfs_stats_status(struct zlfs_sb *sbi, const struct zlfs_req_count *reqs, si
 	/* the SIT's (segment.c): those with a segment in use or a log's, of all */
 	put(&b, "sit_blocks_in_memory=%u\n", sbi->sit_blocks_held);
 	put(&b, "sit_blocks=%u\n", sbi->sit_blocks);
+	/* the SIT's share of cache_mb; blocks read back after being dropped, and dropped */
+	put(&b, "sit_blocks_max=%u\n", sbi->sit_cap);
+	put(&b, "sit_blocks_read=%llu\n",
+	    (unsigned long long)__atomic_load_n(&sbi->st.sit_reads, __ATOMIC_RELAXED));
+	put(&b, "sit_blocks_evicted=%llu\n", (unsigned long long)sbi->st.sit_evicted);
 	put(&b, "cached_attrs=%u\n", zlfs_acache_count(sbi));
 	/*
 	 * the daemon's heap (glibc's mallinfo2, every arena and mmap()ed
@@ -310,9 +315,7 @@ int zlfs_stats_zones(struct zlfs_sb *sbi, char **out, size_t *len)
 			if (q->start >= main0 && q->start + q->len <= main_end) {
 				uint32_t s0 = (uint32_t)((q->start - main0) / ZF_SEG_BYTES);
 				uint32_t s1 = (uint32_t)((q->start + q->len - main0) / ZF_SEG_BYTES);
-				uint64_t valid = 0;
-				for (uint32_t s = s0; s < s1 && s < sbi->nr_segs; s++)
-					valid += zlfs_seg(sbi, s)->valid;
+				uint64_t valid = zlfs_segs_valid(sbi, s0, s1);
 				for (int l = 0; l < ZF_NR_LOGS; l++)
 					if ((sbi->log_mask & (1u << l)) && sbi->logs[l].segno >= s0 &&
 					    sbi->logs[l].segno < s1)

@@ -224,6 +224,7 @@ static void sb_free(struct zlfs_sb *sbi)
 	pthread_mutex_destroy(&sbi->cache_lock);
 	pthread_cond_destroy(&sbi->gc_cv);
 	pthread_mutex_destroy(&sbi->wr_lock);
+	pthread_mutex_destroy(&sbi->sit_lock);
 	pthread_cond_destroy(&sbi->wr_cv);
 	free(sbi);
 }
@@ -233,7 +234,8 @@ static void sb_free(struct zlfs_sb *sbi)
  * an eighth for the attributes of inodes whose blocks are not cached
  * (acache.c: about 40 times as many inodes as the same memory of inode
  * blocks), a sixteenth for NAT blocks (node.c: 455 nids each, in
- * NAT_BLOCK_BYTES), the rest for nodes, each share counted with its
+ * NAT_BLOCK_BYTES), a thirty-second for SIT blocks (segment.c: 55
+ * segments each, in SIT_BLOCK_BYTES), the rest for nodes, each share counted with its
  * entries' headers and malloc's own (about 2% of a block); at most an
  * eighth of it dirty before a checkpoint (the checkpoint's writes of that
  * much go through the dispatcher at once, which costs memory of its own
@@ -241,6 +243,7 @@ static void sb_free(struct zlfs_sb *sbi)
  */
 #define NAT_BLOCK_BYTES (ZF_NAT_ENTRY_PER_BLOCK * sizeof(struct znat) + ZLFS_MALLOC_OVERHEAD)
 #define NODE_BYTES (sizeof(struct znode) + ZLFS_MALLOC_OVERHEAD)   /* the block and its header */
+#define SIT_BLOCK_BYTES (ZF_SIT_ENTRY_PER_BLOCK * sizeof(struct zseg) + ZLFS_MALLOC_OVERHEAD)
 
 static void set_cache_bound(struct zlfs_sb *sbi, uint32_t mb)
 {
@@ -249,8 +252,9 @@ static void set_cache_bound(struct zlfs_sb *sbi, uint32_t mb)
 	if (mb > 1u << 20)
 		mb = 1u << 20;
 	sbi->cache_blocks = mb * (1024 * 1024 / ZF_BLKSIZE);
-	sbi->node_cap = (uint32_t)((uint64_t)sbi->cache_blocks / 16 * 9 * ZF_BLKSIZE / NODE_BYTES);
+	sbi->node_cap = (uint32_t)((uint64_t)sbi->cache_blocks / 32 * 17 * ZF_BLKSIZE / NODE_BYTES);
 	sbi->nat_cap = (uint32_t)((uint64_t)sbi->cache_blocks / 16 * ZF_BLKSIZE / NAT_BLOCK_BYTES);
+	sbi->sit_cap = (uint32_t)((uint64_t)sbi->cache_blocks / 32 * ZF_BLKSIZE / SIT_BLOCK_BYTES);
 	sbi->dirty_cap = sbi->cache_blocks / 8;
 }
 
@@ -258,8 +262,10 @@ bool zlfs_cache_over(const struct zlfs_sb *sbi)
 {
 	uint32_t n = __atomic_load_n(&sbi->nr_nodes, __ATOMIC_RELAXED);
 	uint32_t nat = __atomic_load_n(&sbi->nat_blocks_held, __ATOMIC_RELAXED);
+	uint32_t sit = __atomic_load_n(&sbi->sit_blocks_held, __ATOMIC_RELAXED);
 	return (n > sbi->node_cap && n >= __atomic_load_n(&sbi->trim_retry, __ATOMIC_RELAXED)) ||
-	       (nat > sbi->nat_cap && nat >= __atomic_load_n(&sbi->nat_retry, __ATOMIC_RELAXED));
+	       (nat > sbi->nat_cap && nat >= __atomic_load_n(&sbi->nat_retry, __ATOMIC_RELAXED)) ||
+	       (sit > sbi->sit_cap && sit >= __atomic_load_n(&sbi->sit_retry, __ATOMIC_RELAXED));
 }
 
 /* The NAT's share: down to 7/8 of it, blocks of cached nodes staying (node shrink first). */
@@ -272,10 +278,21 @@ static void nat_balance(struct zlfs_sb *sbi)
 			 sbi->nat_blocks_held + sbi->nat_cap / 32 : 0;
 }
 
+/* The SIT's share likewise: dirty blocks and the logs' stay until the checkpoint. */
+static void sit_balance(struct zlfs_sb *sbi)
+{
+	if (sbi->sit_blocks_held <= sbi->sit_cap || sbi->sit_blocks_held < sbi->sit_retry)
+		return;
+	zlfs_sit_shrink(sbi, sbi->sit_cap - sbi->sit_cap / 8);
+	sbi->sit_retry = sbi->sit_blocks_held > sbi->sit_cap ?
+			 sbi->sit_blocks_held + sbi->sit_cap / 32 : 0;
+}
+
 void zlfs_cache_balance(struct zlfs_sb *sbi, bool quiet)
 {
 	if (!sbi->ro && !sbi->fatal && sbi->nr_dirty_nodes + sbi->nr_dirty_meta > sbi->dirty_cap)
 		(void)zlfs_checkpoint(sbi, false);   /* a failure made the volume read-only */
+	sit_balance(sbi);
 	if (sbi->nr_nodes <= sbi->node_cap || sbi->nr_nodes < sbi->trim_retry) {
 		nat_balance(sbi);
 		return;
@@ -359,6 +376,7 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 	pthread_mutex_init(&sbi->cache_lock, NULL);
 	pthread_cond_init(&sbi->gc_cv, NULL);
 	pthread_mutex_init(&sbi->wr_lock, NULL);
+	pthread_mutex_init(&sbi->sit_lock, NULL);
 	pthread_cond_init(&sbi->wr_cv, NULL);
 	sbi->ro = o && o->ro;
 	sbi->csum_rewrite = o && o->csum_rewrite && !sbi->ro;
@@ -399,6 +417,8 @@ int zlfs_mount(const char *spec, const struct zlfs_opts *o, struct zlfs_sb **out
 	sbi->ino_hash_size = INO_HASH_MIN;
 	sbi->ino_hash = calloc(sbi->ino_hash_size, sizeof(*sbi->ino_hash));
 	set_cache_bound(sbi, o && o->cache_mb ? o->cache_mb : ZLFS_CACHE_MB_DEFAULT);
+	if (o && o->sit_cap)
+		sbi->sit_cap = o->sit_cap;   /* (tests: paging on a small volume) */
 	uint64_t attrs = (uint64_t)sbi->cache_blocks / 8 * ZF_BLKSIZE / zlfs_acache_entry_bytes();
 	uint64_t dblks = (uint64_t)sbi->cache_blocks / 4 * ZF_BLKSIZE / zlfs_bcache_entry_bytes();
 	if (!sbi->ino_hash || zlfs_bcache_init(sbi, (uint32_t)dblks) ||

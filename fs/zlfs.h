@@ -53,7 +53,8 @@
  * allocated and submitted under the mutex, so each log's writes reach the
  * dispatcher in LBA order.
  * Lock order: sbi->lock -> sbi->cache_lock -> sbi->nat_lock (node.c: held
- * only around a NAT block's read) -> sbi->wr_lock (data.c) ->
+ * only around a NAT block's read) or sbi->sit_lock (segment.c: around a
+ * SIT block's read back) -> sbi->wr_lock (data.c) ->
  * the dispatcher's own locks.  The dispatcher's completion path takes no
  * filesystem lock (it signals the waiter's own batch lock).
  *
@@ -182,11 +183,12 @@ struct zlog {
 struct zseg {
 	uint16_t valid;          /* valid blocks */
 	uint8_t type;            /* log that wrote it */
-	uint64_t mtime;
+	uint64_t mtime;          /* seconds, as on disk (0 while free) */
 	uint8_t map[ZF_SIT_VBLOCK_MAP_SIZE];
 };
 
 struct zsec {
+	uint64_t mtime;          /* its segments' mtimes summed (GC's age, no SIT block read) */
 	uint32_t valid;          /* valid blocks in the section */
 	uint8_t state;           /* ZSEC_* (changed only by segment.c's set_state) */
 	bool ssa_dirty;
@@ -243,6 +245,8 @@ struct zlfs_counters {
 	uint64_t node_readahead;   /* nodes those reads brought in besides the one asked for */
 	uint64_t nat_reads;        /* NAT blocks read on demand (one device read each) */
 	uint64_t nat_evicted;      /* NAT blocks dropped under the memory bound */
+	uint64_t sit_reads;        /* SIT blocks read back after being dropped */
+	uint64_t sit_evicted;      /* SIT blocks with segments in use dropped under the bound */
 	uint64_t cp_sit_written;   /* SIT blocks the checkpoints wrote (only dirty ones) */
 	uint64_t cp_nat_written;   /* NAT blocks likewise */
 	/* compressed files (cluster.c) */
@@ -293,6 +297,7 @@ struct zlfs_opts {
 	bool ro;
 	bool fsync_cp;                   /* fsync writes a checkpoint (no roll-forward) */
 	uint32_t cache_mb;               /* the memory bound (0: ZLFS_CACHE_MB_DEFAULT) */
+	uint32_t sit_cap;                /* in-process only: the SIT's share in blocks (0: cache_mb's) */
 	uint8_t atime;                   /* enum zlfs_atime: when reads update atime */
 	bool nodiratime;                 /* never for directories */
 	bool info_syslog;                /* notes (zlfs_info) to syslog, not stderr */
@@ -393,12 +398,20 @@ struct zlfs_sb {
 	 * The SIT in memory a block's worth of segments at a time, as the
 	 * NAT: sit_blk[b] holds segments b*55 .. b*55+54, or is NULL while
 	 * every one of them is free (no valid block, no log) and its SIT block
-	 * is clean, so a volume costs memory for the segments in use, not for
-	 * its size.  Read with zlfs_seg; segment.c changes them.
+	 * is clean, or while it is clean and was dropped under the memory
+	 * bound (sit_out[b]: read it back), so a volume costs memory for the
+	 * segments recently used, not for its size.  Read with zlfs_seg (a
+	 * dropped block is read back, by readers too: under sit_lock, the
+	 * pointer published last); segment.c changes them under the exclusive
+	 * lock; zlfs_sit_shrink drops blocks only at an operation's start.
 	 */
 	struct zseg **sit_blk;
 	uint8_t *sit_dirty;              /* one byte per SIT block: write at the next CP */
+	uint8_t *sit_out;                /* one byte per SIT block: dropped with segments in use */
+	uint8_t *sit_ref;                /* one byte per SIT block: asked for since the last trim */
 	uint32_t sit_blocks, sit_blocks_held;
+	uint32_t sit_cap, sit_retry, sit_hand;   /* the bound (super.c), the trim's clock */
+	pthread_mutex_t sit_lock;
 	uint32_t segs_in_use;            /* segments with a valid block */
 	uint32_t countable_segs;         /* segments the CP's free count counts when empty */
 	/*
@@ -559,13 +572,24 @@ static inline const struct znat *zlfs_nat(const struct zlfs_sb *sbi, uint32_t ni
 	return e ? &e[nid % ZF_NAT_ENTRY_PER_BLOCK] : &none;
 }
 
-/* A segment's SIT entry: zeros (free) for a block not in memory. */
+const struct zseg *zlfs_seg_miss(struct zlfs_sb *sbi, uint32_t segno);
+
+/*
+ * A segment's SIT entry: zeros (free) for a block not in memory whose
+ * segments are all free; a dropped block is read back (segment.c; on a
+ * device error or a damaged block the volume goes read-only and the
+ * entry reads as free).  Valid until the operation ends.
+ */
 static inline const struct zseg *zlfs_seg(const struct zlfs_sb *sbi, uint32_t segno)
 {
-	static const struct zseg none;
-	const struct zseg *b = sbi->sit_blk[segno / ZF_SIT_ENTRY_PER_BLOCK];
+	uint32_t b = segno / ZF_SIT_ENTRY_PER_BLOCK;
+	const struct zseg *e = __atomic_load_n(&sbi->sit_blk[b], __ATOMIC_ACQUIRE);
 
-	return b ? &b[segno % ZF_SIT_ENTRY_PER_BLOCK] : &none;
+	if (!e)
+		return zlfs_seg_miss((struct zlfs_sb *)sbi, segno);
+	if (!__atomic_load_n(&sbi->sit_ref[b], __ATOMIC_RELAXED))   /* (readers race: a hint) */
+		__atomic_store_n(&sbi->sit_ref[b], 1, __ATOMIC_RELAXED);
+	return &e[segno % ZF_SIT_ENTRY_PER_BLOCK];
 }
 
 static inline uint32_t zlfs_feat(const struct zlfs_sb *sbi)

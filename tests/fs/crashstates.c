@@ -40,7 +40,8 @@
  * up and down, fallocate and punch, directory fsync, many small files,
  * large appends, overwrites in the middle, an unlinked open file (orphan),
  * "gc": the same on a volume filled so foreground and background GC
- * move blocks while it runs; and "compressed": the mixed one with every
+ * move blocks while it runs, the SIT in memory held to one block (so its
+ * blocks are dropped and read back all along); and "compressed": the mixed one with every
  * file compressed (F2FS's compression, each algorithm and cluster sizes of
  * 4 to 16 blocks by seed; no punching, which F2FS refuses there; fsync
  * checkpoints).  The volume has the compression feature for all of them.
@@ -86,6 +87,7 @@ static unsigned long first_state;   /* --first */
  * punching, which F2FS refuses on compressed files, is left out.
  */
 static bool compressed;
+static bool sit_small;      /* the "gc" workload: the SIT in memory held to one block */
 static unsigned int compr_alg, compr_log;
 
 /* ---- content ------------------------------------------------------------------- */
@@ -269,6 +271,16 @@ static int check(struct fs *fs, int ret, const char *what)
 
 static const struct zlfs_cred cred = { 0, 0, 022 };
 
+
+/*
+ * What every operation does first (zlfs_op_begin): the memory bound kept
+ * (SIT blocks dropped under the "gc" workload's bound), then room made.
+ */
+static int room(struct fs *fs, uint64_t blocks)
+{
+	zlfs_cache_balance(fs->sbi, false);
+	return zlfs_balance(fs->sbi, blocks);
+}
 static int op_write(struct fs *fs, int i, uint32_t first, uint32_t n)
 {
 	struct mfile *f = &fs->m->f[i];
@@ -284,7 +296,7 @@ static int op_write(struct fs *fs, int i, uint32_t first, uint32_t n)
 	for (uint32_t k = 0; k < n; k++)
 		gen_block(buf + (size_t)k * ZF_BLKSIZE, (uint32_t)i, first + k, f->ver);
 	f->changed = true;        /* before: a cut in the middle changes it too */
-	if (!(ret = zlfs_balance(fs->sbi, n + 8)) && !(ret = zlfs_iget(fs->sbi, f->ino, &zi)))
+	if (!(ret = room(fs, n + 8)) && !(ret = zlfs_iget(fs->sbi, f->ino, &zi)))
 		ret = zlfs_file_write(fs->sbi, zi, (char *)buf, (size_t)n * ZF_BLKSIZE,
 				      (uint64_t)first * ZF_BLKSIZE);
 	if (!ret) {
@@ -308,7 +320,7 @@ static int op_create(struct fs *fs, int i, int dir)
 	memset(f->data, 0, f->size);
 	f->size = 0;
 	f->xattr[0] = 0;
-	if (!(ret = zlfs_balance(fs->sbi, 4)))
+	if (!(ret = room(fs, 4)))
 		ret = zlfs_create(fs->sbi, &cred, fs->m->dir_ino[dir], f->name, S_IFREG | 0644, 0,
 				  NULL, &zi);
 	if (check(fs, ret, "create"))
@@ -361,7 +373,7 @@ static int op_truncate(struct fs *fs, int i, uint64_t size)
 	f->changed = true;
 	for (uint64_t b = size / ZF_BLKSIZE; b < MAXBLK; b++)
 		f->zeroed[b] = 1;
-	if (!(ret = zlfs_balance(fs->sbi, 4)) && !(ret = zlfs_iget(fs->sbi, f->ino, &zi)))
+	if (!(ret = room(fs, 4)) && !(ret = zlfs_iget(fs->sbi, f->ino, &zi)))
 		ret = zlfs_file_truncate(fs->sbi, zi, size);
 	if (check(fs, ret, "truncate"))
 		return ret;
@@ -381,7 +393,7 @@ static int op_fallocate(struct fs *fs, int i, int mode, uint64_t off, uint64_t l
 	if (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE))
 		for (uint64_t b = off / ZF_BLKSIZE; b < MAXBLK && b * ZF_BLKSIZE < off + len; b++)
 			f->zeroed[b] = 1;
-	if (!(ret = zlfs_balance(fs->sbi, len / ZF_BLKSIZE + 4)) &&
+	if (!(ret = room(fs, len / ZF_BLKSIZE + 4)) &&
 	    !(ret = zlfs_iget(fs->sbi, f->ino, &zi)))
 		ret = zlfs_file_fallocate(fs->sbi, zi, mode, off, len);
 	if (check(fs, ret, "fallocate"))
@@ -409,7 +421,7 @@ static int op_unlink(struct fs *fs, int i)
 	int ret;
 
 	mark_moved(f);
-	if (!(ret = zlfs_balance(fs->sbi, 4)))
+	if (!(ret = room(fs, 4)))
 		ret = zlfs_unlink(fs->sbi, fs->m->dir_ino[f->dir], f->name, false);
 	if (check(fs, ret, "unlink"))
 		return ret;
@@ -433,7 +445,7 @@ static int op_rename(struct fs *fs, int i, int j, int dir)
 		ndir = dir;
 		snprintf(name, sizeof(name), "r%d.%u", i, f->ver++);
 	}
-	if (!(ret = zlfs_balance(fs->sbi, 8)))
+	if (!(ret = room(fs, 8)))
 		ret = zlfs_rename(fs->sbi, fs->m->dir_ino[f->dir], f->name, fs->m->dir_ino[ndir], name, 0);
 	if (check(fs, ret, "rename"))
 		return ret;
@@ -455,7 +467,7 @@ static int op_link_unlink(struct fs *fs, int i)
 	mark_moved(f);
 	snprintf(name, sizeof(name), "l%d.%u", i, f->ver++);
 	int ndir = (f->dir + 1) % NDIRS;
-	if (!(ret = zlfs_balance(fs->sbi, 8)))
+	if (!(ret = room(fs, 8)))
 		ret = zlfs_link(fs->sbi, f->ino, fs->m->dir_ino[ndir], name, &zi);
 	if (check(fs, ret, "link") || (ret = op_unlink(fs, i)))
 		return ret;
@@ -477,7 +489,7 @@ static int op_write_small(struct fs *fs, int i, uint32_t len)
 		return -ENOMEM;
 	gen_block(buf, (uint32_t)i, 0, ++f->ver);
 	f->changed = true;
-	if (!(ret = zlfs_balance(fs->sbi, 4)) && !(ret = zlfs_iget(fs->sbi, f->ino, &zi)))
+	if (!(ret = room(fs, 4)) && !(ret = zlfs_iget(fs->sbi, f->ino, &zi)))
 		ret = zlfs_file_write(fs->sbi, zi, (char *)buf, len, 0);
 	if (!ret) {
 		memcpy(f->data, buf, len);
@@ -497,7 +509,7 @@ static int op_setxattr(struct fs *fs, int i)
 
 	snprintf(v, sizeof(v), "value %d.%u", i, ++f->ver);
 	f->changed = true;
-	if (!(ret = zlfs_balance(fs->sbi, 4)) && !(ret = zlfs_iget(fs->sbi, f->ino, &zi)))
+	if (!(ret = room(fs, 4)) && !(ret = zlfs_iget(fs->sbi, f->ino, &zi)))
 		ret = zlfs_xattr_set(fs->sbi, zi, "user.zlcs", v, strlen(v), 0);
 	if (check(fs, ret, "setxattr"))
 		return ret;
@@ -684,7 +696,7 @@ static int gc_fill(struct fs *fs)
 	for (uint64_t b = 0; !ret && b < n; b += 256) {
 		uint32_t k = (uint32_t)(n - b < 256 ? n - b : 256);
 		memset(buf, (int)(b / 256 + 1), (size_t)k * ZF_BLKSIZE);
-		if (!(ret = zlfs_balance(fs->sbi, k + 8)))
+		if (!(ret = room(fs, k + 8)))
 			ret = zlfs_file_write(fs->sbi, zi, (char *)buf, (size_t)k * ZF_BLKSIZE, b * ZF_BLKSIZE);
 	}
 	/* punch every other 1 MiB so the sections are half valid: GC has work */
@@ -717,7 +729,7 @@ static int setup(struct fs *fs, const struct workload *w)
 			return -ENOMEM;
 		snprintf(name, sizeof(name), "big%d", i);
 		big_content(buf, i, 0, BIGBLK);
-		if (!(ret = zlfs_balance(fs->sbi, BIGBLK + 8)) &&
+		if (!(ret = room(fs, BIGBLK + 8)) &&
 		    !(ret = zlfs_create(fs->sbi, &cred, ZF_ROOT_INO, name, S_IFREG | 0644, 0, NULL, &zi)))
 			ret = zlfs_file_write(fs->sbi, zi, (char *)buf, (size_t)BIGBLK * ZF_BLKSIZE, 0);
 		free(buf);
@@ -751,6 +763,13 @@ static int mount_spec(const char *spec, bool gc, struct zlfs_sb **sbi, char *err
 	} else {
 		o.gc.mode = ZLFS_GC_OFF;
 	}
+	/*
+	 * the SIT held to one block besides the logs': the cuts land while
+	 * SIT blocks are dropped and read back, by GC too, and recovery runs
+	 * under the same bound
+	 */
+	if (sit_small)
+		o.sit_cap = 1;
 	return zlfs_mount(spec, &o, sbi, err, len);
 }
 
@@ -803,7 +822,8 @@ static int prepare(const char *img, const struct workload *w, char *why, size_t 
  */
 static int run(const char *img, const struct workload *w, uint64_t seed, uint64_t cut,
 	       uint64_t pcseed, struct model *m, uint64_t *writes, uint64_t *flush_pts,
-	       uint32_t *nflush, uint64_t *gc_moved, char *why, size_t whylen)
+	       uint32_t *nflush, uint64_t *gc_moved, uint64_t *sit_reads, char *why,
+	       size_t whylen)
 {
 	char spec[512], err[256];
 	struct fs fs = { .m = m };
@@ -854,6 +874,8 @@ static int run(const char *img, const struct workload *w, uint64_t seed, uint64_
 	*writes = st.writes;
 	if (gc_moved)
 		*gc_moved = fs.sbi->st.gc_data_moved + fs.sbi->st.gc_node_moved;
+	if (sit_reads)
+		*sit_reads = fs.sbi->st.sit_reads;
 	/* the power goes now if it has not yet (what is unflushed is partly lost) */
 	if (!zlfs_zdev_is_dead(fs.sbi->dev))
 		zlfs_zdev_powercut(fs.sbi->dev);
@@ -1244,6 +1266,7 @@ int main(int argc, char **argv)
 		if (only && strcmp(only, wl->name))
 			continue;
 		compressed = wl->compressed;
+		sit_small = wl->gc;
 		compr_alg = 1;
 		compr_log = 2;
 		if (copy_image(base, wbase) || prepare(wbase, wl, why, sizeof(why))) {
@@ -1251,10 +1274,10 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		unsigned long per = only ? states : states / (sizeof(workloads) / sizeof(workloads[0]));
-		uint64_t moved_total = 0;
+		uint64_t moved_total = 0, sreads_total = 0;
 		for (unsigned long s = first_state; s < per; ) {
 			/* one seed: a dry run, then its crash states */
-			uint64_t wseed = seed * 1000003 + w * 7919 + s, writes = 0, moved = 0;
+			uint64_t wseed = seed * 1000003 + w * 7919 + s, writes = 0, moved = 0, sreads = 0;
 			compr_alg = (unsigned int)(wseed % 4);          /* lzo, lz4, zstd, lzo-rle */
 			compr_log = 2 + (unsigned int)(wseed / 4 % 3);  /* 4, 8 or 16 blocks */
 			static uint64_t flush_pts[4096];
@@ -1263,7 +1286,7 @@ int main(int argc, char **argv)
 				fprintf(stderr, "crashstates: copy failed\n");
 				return 1;
 			}
-			if (run(img, wl, wseed, 0, 0, &m, &writes, flush_pts, &nflush, &moved, why,
+			if (run(img, wl, wseed, 0, 0, &m, &writes, flush_pts, &nflush, &moved, &sreads, why,
 				sizeof(why))) {
 				printf("crashstates: FAIL %s seed %llu dry run: %s\n", wl->name,
 				       (unsigned long long)wseed, why);
@@ -1273,6 +1296,7 @@ int main(int argc, char **argv)
 				continue;
 			}
 			moved_total += moved;
+			sreads_total += sreads;
 			model_free(&m);
 			/*
 			 * 40 states per seed: right after up to 14 flushes; at the last
@@ -1294,7 +1318,8 @@ int main(int argc, char **argv)
 				why[0] = 0;
 				int r = copy_image(wbase, img);
 				if (!r)
-					r = run(img, wl, wseed, cut, pcs, &m, &w2, NULL, NULL, NULL, why, sizeof(why));
+					r = run(img, wl, wseed, cut, pcs, &m, &w2, NULL, NULL, NULL, NULL, why,
+						sizeof(why));
 				if (!r && total % 4 == 0) {
 					r = fsck(img, why, sizeof(why));
 					if (r == 1) {
@@ -1332,8 +1357,9 @@ int main(int argc, char **argv)
 				model_free(&m);
 			}
 		}
-		printf("crashstates: %s: GC moved %llu blocks in the dry runs\n", wl->name,
-		       (unsigned long long)moved_total);
+		printf("crashstates: %s: GC moved %llu blocks in the dry runs, %llu SIT blocks read "
+		       "back\n", wl->name, (unsigned long long)moved_total,
+		       (unsigned long long)sreads_total);
 	}
 done:
 	printf("crashstates: %lu states, %lu failed, %lu fsck.f2fs runs (%lu crash images past "

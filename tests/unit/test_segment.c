@@ -380,6 +380,142 @@ START_TEST(cp_writes_changed_tables_only)
 END_TEST
 
 /*
+ * What the SIT in memory says agrees with itself, every block read back
+ * as needed: each section's valid count and mtime sum are its segments',
+ * a segment's count is its map's weight, an empty segment's mtime is 0,
+ * segs_in_use and valid_block_count are the sums.
+ */
+static void check_sit(struct zlfs_sb *sbi)
+{
+	uint64_t valid = 0;
+	uint32_t in_use = 0;
+
+	for (uint32_t sec = 0; sec < sbi->nr_secs; sec++) {
+		uint64_t v = 0, mt = 0;
+		for (uint32_t i = 0; i < sbi->segs_per_sec; i++) {
+			const struct zseg *e = zlfs_seg(sbi, sec * sbi->segs_per_sec + i);
+			ck_assert_uint_eq(zf_sit_map_weight(e->map), e->valid);
+			ck_assert(e->valid || !e->mtime);
+			v += e->valid;
+			mt += e->mtime;
+			in_use += e->valid != 0;
+		}
+		ck_assert_msg(v == sbi->secs[sec].valid, "section %u: %llu valid, counted %u", sec,
+			      (unsigned long long)v, sbi->secs[sec].valid);
+		ck_assert_msg(mt == sbi->secs[sec].mtime, "section %u: mtimes %llu, summed %llu", sec,
+			      (unsigned long long)mt, (unsigned long long)sbi->secs[sec].mtime);
+		valid += v;
+	}
+	ck_assert_uint_eq(valid, sbi->valid_block_count);
+	ck_assert_uint_eq(in_use, sbi->segs_in_use);
+	ck_assert(!sbi->fatal);
+}
+
+static void pattern(uint8_t *b, uint64_t blk, uint32_t gen)
+{
+	tu_fill(b, ZF_BLKSIZE, blk * 7919 + gen);
+}
+
+/*
+ * The SIT under a bound of one block: random overwrites of a file 70% of
+ * the volume, with foreground GC and checkpoints, drop clean blocks with
+ * segments in use and read them back when a block of theirs dies, when GC
+ * takes a victim there and when a log comes back to them; the counts
+ * stay exact, the data whole, both fscks clean, and a mount under the
+ * same bound reads the whole SIT through its share.
+ */
+START_TEST(sit_paging)
+{
+	char *img = tu_fs_volume("seg-page");
+	struct zlfs_opts o;
+	struct zlfs_sb *sbi;
+	struct zinode *zi;
+	char err[256];
+	uint8_t *buf = malloc(ZF_BLKSIZE), *got = malloc(ZF_BLKSIZE);
+
+	zlfs_opts_inprocess(&o);
+	o.sit_cap = 1;
+	ck_assert_int_eq(zlfs_mount(img, &o, &sbi, err, sizeof(err)), 0);
+	pthread_mutex_lock(&sbi->lock);
+	ck_assert_uint_eq(sbi->sit_cap, 1);
+	ck_assert_uint_ge(sbi->sit_blocks, 4);
+	uint64_t nblk = sbi->user_block_count * 7 / 10;
+	uint32_t *gen = calloc(nblk, sizeof(*gen));
+	ck_assert_int_eq(zlfs_create(sbi, &cred, ZF_ROOT_INO, "f", S_IFREG | 0644, 0, NULL, &zi), 0);
+	uint32_t ino = zi->ino;
+	zi->nopen++;
+	for (uint64_t b = 0; b < nblk; b++) {
+		pattern(buf, b, 0);
+		zlfs_cache_balance(sbi, false);   /* as every operation starts */
+		ck_assert_int_eq(zlfs_balance(sbi, 4), 0);
+		ck_assert_int_eq(zlfs_file_write(sbi, zi, (char *)buf, ZF_BLKSIZE, b * ZF_BLKSIZE), 0);
+	}
+	ck_assert_int_eq(zlfs_checkpoint(sbi, false), 0);
+	zlfs_cache_balance(sbi, false);
+	ck_assert_uint_gt(sbi->st.sit_evicted, 0);
+	uint64_t x = 777;
+	for (uint64_t k = 0; k < 2 * nblk; k++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		uint64_t b = (x >> 20) % nblk;
+		pattern(buf, b, ++gen[b]);
+		zlfs_cache_balance(sbi, false);
+		ck_assert_int_eq(zlfs_balance(sbi, 4), 0);
+		ck_assert_int_eq(zlfs_file_write(sbi, zi, (char *)buf, ZF_BLKSIZE, b * ZF_BLKSIZE), 0);
+		if (k % (nblk / 3) == 0) {
+			check_sit(sbi);
+			zlfs_cache_balance(sbi, false);
+		}
+	}
+	/* blocks were dropped with segments in use and read back, GC ran among them */
+	ck_assert_uint_gt(sbi->st.sit_reads, 0);
+	ck_assert_uint_gt(sbi->st.gc_data_moved, 0);
+	ck_assert_uint_gt(sbi->st.zones_reset, 0);
+	ck_assert_int_eq(zlfs_checkpoint(sbi, false), 0);
+	zlfs_cache_balance(sbi, false);
+	/* the bound holds but for the logs' blocks, which stay */
+	ck_assert_uint_le(sbi->sit_blocks_held, 1 + ZF_NR_LOGS);
+	check_sit(sbi);
+	for (uint64_t b = 0; b < nblk; b++) {
+		size_t n;
+		pattern(buf, b, gen[b]);
+		ck_assert_int_eq(zlfs_file_read(sbi, zi, (char *)got, ZF_BLKSIZE, b * ZF_BLKSIZE, &n), 0);
+		ck_assert_msg(n == ZF_BLKSIZE && !memcmp(buf, got, ZF_BLKSIZE), "block %llu",
+			      (unsigned long long)b);
+	}
+	zi->nopen--;
+	zlfs_iput(sbi, zi, 0);
+	pthread_mutex_unlock(&sbi->lock);
+	ck_assert_int_eq(zlfs_unmount(sbi), 0);
+	tu_fsck_clean(img);
+	char cmd[1200];
+	snprintf(cmd, sizeof(cmd), "'%s' -f -n '%s' >/dev/null 2>&1", getenv("ZLFS_FSCK"), img);
+	ck_assert_int_eq(system(cmd), 0);
+
+	/* the mount passes the whole SIT through a share of one block */
+	ck_assert_int_eq(zlfs_mount(img, &o, &sbi, err, sizeof(err)), 0);
+	pthread_mutex_lock(&sbi->lock);
+	ck_assert_uint_le(sbi->sit_blocks_held, 1 + ZF_NR_LOGS);
+	check_sit(sbi);
+	ck_assert_int_eq(zlfs_iget(sbi, ino, &zi), 0);
+	for (uint64_t b = 0; b < nblk; b++) {
+		size_t n;
+		pattern(buf, b, gen[b]);
+		ck_assert_int_eq(zlfs_file_read(sbi, zi, (char *)got, ZF_BLKSIZE, b * ZF_BLKSIZE, &n), 0);
+		ck_assert_msg(!memcmp(buf, got, ZF_BLKSIZE), "block %llu after remount",
+			      (unsigned long long)b);
+	}
+	zlfs_iput(sbi, zi, 0);
+	pthread_mutex_unlock(&sbi->lock);
+	ck_assert_int_eq(zlfs_unmount(sbi), 0);
+	tu_fsck_clean(img);
+	free(gen);
+	free(buf);
+	free(got);
+	free(img);
+}
+END_TEST
+
+/*
  * A SIT block the mount reads (a disk without zones: all of them) whose
  * counts are all zero but one valid map has a bit: the entry is
  * inconsistent and the mount refuses the volume, as it did when it kept
@@ -532,6 +668,7 @@ static Suite *segment_suite(void)
 	tcase_add_test(tc, fill_13k);
 	tcase_add_test(tc, last_block_needs_a_node);
 	tcase_add_test(tc, sit_blocks_on_demand);
+	tcase_add_test(tc, sit_paging);
 	tcase_add_test(tc, cp_writes_changed_tables_only);
 	tcase_add_test(tc, sit_bit_under_zero_count_refused);
 	tcase_add_test(tc, logs_spread_over_devices);
