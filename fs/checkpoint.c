@@ -363,6 +363,7 @@ static void after_commit(struct zlfs_sb *sbi, int pack, uint64_t ver)
 	zlfs_seg_after_cp(sbi);
 	zlfs_node_shrink(sbi, sbi->node_cap);
 	sbi->trim_retry = 0;   /* what was dirty is clean: a trim may free it now */
+	sbi->sit_retry = sbi->nat_retry = 0;   /* likewise the SIT's and NAT's shares */
 }
 
 int zlfs_checkpoint(struct zlfs_sb *sbi, bool umount)
