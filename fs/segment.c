@@ -247,7 +247,12 @@ static int sit_hold(struct zlfs_sb *sbi, uint32_t segno)
 
 static void sit_mark_dirty(struct zlfs_sb *sbi, uint32_t segno)
 {
-	sbi->sit_dirty[segno / SIT_PER_BLK] = 1;
+	uint32_t b = segno / SIT_PER_BLK;
+
+	if (!sbi->sit_dirty[b]) {
+		sbi->sit_dirty[b] = 1;
+		sbi->sit_dirty_blocks++;
+	}
 }
 
 static bool sit_block_has_log(const struct zlfs_sb *sbi, uint32_t b)
@@ -1211,6 +1216,7 @@ int zlfs_seg_flush(struct zlfs_sb *sbi)
 		else
 			zf_msb_clear(sbi->sit_bitmap, b);
 		sbi->sit_dirty[b] = 0;
+		sbi->sit_dirty_blocks--;
 		sbi->st.cp_sit_written++;
 	}
 	free(blk);

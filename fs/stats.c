@@ -193,6 +193,7 @@ int zlfs_stats_status(struct zlfs_sb *sbi, const struct zlfs_req_count *reqs, si
 	/* the SIT's (segment.c): those with a segment in use or a log's, of all */
 	put(&b, "sit_blocks_in_memory=%u\n", sbi->sit_blocks_held);
 	put(&b, "sit_blocks=%u\n", sbi->sit_blocks);
+	put(&b, "dirty_sit_blocks=%u\n", sbi->sit_dirty_blocks);   /* for the next checkpoint */
 	/* the SIT's share of cache_mb; blocks read back after being dropped, and dropped */
 	put(&b, "sit_blocks_max=%u\n", sbi->sit_cap);
 	put(&b, "sit_blocks_read=%llu\n",

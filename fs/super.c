@@ -237,7 +237,8 @@ static void sb_free(struct zlfs_sb *sbi)
  * NAT_BLOCK_BYTES), a thirty-second for SIT blocks (segment.c: 55
  * segments each, in SIT_BLOCK_BYTES), the rest for nodes, each share counted with its
  * entries' headers and malloc's own (about 2% of a block); at most an
- * eighth of it dirty before a checkpoint (the checkpoint's writes of that
+ * eighth of it dirty (nodes, directory blocks and SIT blocks) before a
+ * checkpoint (the checkpoint's writes of that
  * much go through the dispatcher at once, which costs memory of its own
  * while in flight).
  */
@@ -290,7 +291,8 @@ static void sit_balance(struct zlfs_sb *sbi)
 
 void zlfs_cache_balance(struct zlfs_sb *sbi, bool quiet)
 {
-	if (!sbi->ro && !sbi->fatal && sbi->nr_dirty_nodes + sbi->nr_dirty_meta > sbi->dirty_cap)
+	if (!sbi->ro && !sbi->fatal &&
+	    sbi->nr_dirty_nodes + sbi->nr_dirty_meta + sbi->sit_dirty_blocks > sbi->dirty_cap)
 		(void)zlfs_checkpoint(sbi, false);   /* a failure made the volume read-only */
 	sit_balance(sbi);
 	if (sbi->nr_nodes <= sbi->node_cap || sbi->nr_nodes < sbi->trim_retry) {

@@ -410,6 +410,7 @@ struct zlfs_sb {
 	uint8_t *sit_out;                /* one byte per SIT block: dropped with segments in use */
 	uint8_t *sit_ref;                /* one byte per SIT block: asked for since the last trim */
 	uint32_t sit_blocks, sit_blocks_held;
+	uint32_t sit_dirty_blocks;       /* how many sit_dirty bytes are set */
 	uint32_t sit_cap, sit_retry, sit_hand;   /* the bound (super.c), the trim's clock */
 	pthread_mutex_t sit_lock;
 	uint32_t segs_in_use;            /* segments with a valid block */
