@@ -125,7 +125,9 @@ static int load(struct zlfs_sb *sbi, struct zinode *zi, uint64_t start, unsigned
 			return zlfs_corrupt(sbi, "inode %u: compressed cluster at block %llu has a "
 					    "block after its unused slots", zi->ino,
 					    (unsigned long long)start);
-		if (is_data(s) && !zlfs_block_valid(sbi, s))
+		if (is_data(s) && (ret = zlfs_block_in_use(sbi, s)) < 0)
+			return ret;
+		if (is_data(s) && !ret)
 			return zlfs_corrupt(sbi, "block %llu of inode %u is at %u, %s",
 					    (unsigned long long)(start + i), zi->ino, s,
 					    zlfs_is_main_blkaddr(sbi, s) ? "which the SIT says is free" :

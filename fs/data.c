@@ -27,7 +27,11 @@
 
 void zlfs_set_fatal(struct zlfs_sb *sbi, int err)
 {
-	if (!sbi->fatal) {
+	int none = 0;
+
+	/* as zlfs_corrupt: readers come here too, and the first error is the one kept */
+	if (__atomic_compare_exchange_n(&sbi->fatal, &none, err ? err : -EIO, false,
+					__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
 		struct zlfs_disp_stats st;
 		zlfs_disp_stats(sbi->disp, &st);
 		fprintf(stderr, "zlfs: %s: device error (%s): read-only from now on\n"
@@ -37,7 +41,6 @@ void zlfs_set_fatal(struct zlfs_sb *sbi, int err)
 			(unsigned long long)st.dispatched, (unsigned long long)st.unaligned,
 			(unsigned long long)st.retries, (unsigned long long)st.recovered,
 			(unsigned long long)st.failed, (unsigned long long)st.resyncs, st.max_zone_inflight);
-		sbi->fatal = err ? err : -EIO;
 	}
 }
 

@@ -91,7 +91,11 @@ static int block_addr(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, ui
 	if (*addr == ZF_COMPRESS_ADDR)
 		return zlfs_corrupt(sbi, "block %llu of inode %u is a compressed-cluster marker, but "
 				    "the file is not compressed", (unsigned long long)index, zi->ino);
-	if (*addr != ZF_NULL_ADDR && *addr != ZF_NEW_ADDR && !zlfs_block_valid(sbi, *addr))
+	if (*addr == ZF_NULL_ADDR || *addr == ZF_NEW_ADDR)
+		return 0;
+	if ((ret = zlfs_block_in_use(sbi, *addr)) < 0)
+		return ret;
+	if (!ret)
 		return zlfs_corrupt(sbi, "block %llu of inode %u is at %u, %s", (unsigned long long)index,
 				    zi->ino, *addr, zlfs_is_main_blkaddr(sbi, *addr) ?
 				    "which the SIT says is free" : "outside the main area");

@@ -532,9 +532,12 @@ int zlfs_node_get(struct zlfs_sb *sbi, uint32_t nid, uint32_t ino, enum zf_node_
 	uint32_t addr = zlfs_nat(sbi, nid)->blkaddr;
 	if (addr == ZF_NULL_ADDR || addr == ZF_NEW_ADDR)
 		return zlfs_corrupt(sbi, "node %u (of inode %u) is not in the NAT", nid, ino);
-	if (!zlfs_block_valid(sbi, addr))
-		return zlfs_corrupt(sbi, "node %u is at block %u, which the SIT says is free",
-				    nid, addr);
+	if ((ret = zlfs_block_in_use(sbi, addr)) < 0)
+		return ret;
+	if (!ret)
+		return zlfs_corrupt(sbi, "node %u is at block %u, %s", nid, addr,
+				    zlfs_is_main_blkaddr(sbi, addr) ? "which the SIT says is free" :
+				    "outside the main area");
 	if (!(n = calloc(1, sizeof(*n))))
 		return -ENOMEM;
 	n->nid = nid;

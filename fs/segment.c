@@ -496,23 +496,38 @@ static int sit_read_back(struct zlfs_sb *sbi, uint32_t b)
 	return ret;
 }
 
-const struct zseg *zlfs_seg_miss(struct zlfs_sb *sbi, uint32_t segno)
+/*
+ * segno's entry for a reader, its SIT block read back if it was dropped;
+ * on a failed read-back the volume goes read-only (nothing is written or
+ * freed on the word of an entry that could not be read), *ret says why
+ * and the entry reads as free.
+ */
+static const struct zseg *seg_get(struct zlfs_sb *sbi, uint32_t segno, int *ret)
 {
 	static const struct zseg none;
 	uint32_t b = segno / SIT_PER_BLK;
+	const struct zseg *e = __atomic_load_n(&sbi->sit_blk[b], __ATOMIC_ACQUIRE);
 
+	*ret = 0;
+	if (e)
+		return &e[segno % SIT_PER_BLK];
 	if (!__atomic_load_n(&sbi->sit_out[b], __ATOMIC_ACQUIRE)) {
 		/* every segment of it free, unless another reader just read it back */
-		const struct zseg *e = __atomic_load_n(&sbi->sit_blk[b], __ATOMIC_ACQUIRE);
+		e = __atomic_load_n(&sbi->sit_blk[b], __ATOMIC_ACQUIRE);
 		return e ? &e[segno % SIT_PER_BLK] : &none;
 	}
-	int ret = sit_read_back(sbi, b);
-	if (ret) {
-		/* read-only from here: nothing is written or freed on the word of this entry */
-		zlfs_set_fatal(sbi, ret);
+	if ((*ret = sit_read_back(sbi, b))) {
+		zlfs_set_fatal(sbi, *ret);
 		return &none;
 	}
 	return &sbi->sit_blk[b][segno % SIT_PER_BLK];
+}
+
+const struct zseg *zlfs_seg_miss(struct zlfs_sb *sbi, uint32_t segno)
+{
+	int ret;
+
+	return seg_get(sbi, segno, &ret);
 }
 
 /*
@@ -914,6 +929,17 @@ bool zlfs_block_valid(const struct zlfs_sb *sbi, uint32_t blkaddr)
 		return false;
 	uint32_t rel = blkaddr - sbi->lay.main_blkaddr;
 	return zf_msb_test(zlfs_seg(sbi, rel / ZF_BLKS_PER_SEG)->map, rel % ZF_BLKS_PER_SEG);
+}
+
+int zlfs_block_in_use(struct zlfs_sb *sbi, uint32_t blkaddr)
+{
+	int ret;
+
+	if (!zlfs_is_main_blkaddr(sbi, blkaddr))
+		return 0;
+	uint32_t rel = blkaddr - sbi->lay.main_blkaddr;
+	const struct zseg *e = seg_get(sbi, rel / ZF_BLKS_PER_SEG, &ret);
+	return ret ? ret : zf_msb_test(e->map, rel % ZF_BLKS_PER_SEG);
 }
 
 void zlfs_invalidate_block(struct zlfs_sb *sbi, uint32_t blkaddr)

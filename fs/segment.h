@@ -101,6 +101,13 @@ static inline void zlfs_reserved_drop(struct zlfs_sb *sbi, uint64_t n)
 }
 /* Is blkaddr a valid (in use) block of the main area, by the SIT? */
 bool zlfs_block_valid(const struct zlfs_sb *sbi, uint32_t blkaddr);
+/*
+ * The same, for a reader that stands on the answer: 1 valid, 0 free or
+ * outside the main area, or the error of reading its dropped SIT block
+ * back (-EIO, -ENOMEM, a damaged block's), which made the volume
+ * read-only: the caller reports that, not "free in the SIT".
+ */
+int zlfs_block_in_use(struct zlfs_sb *sbi, uint32_t blkaddr);
 /* Write the SIT, SSA of open segments; free and reset prefree sections (at CP). */
 int zlfs_seg_flush(struct zlfs_sb *sbi);
 /* Move every active log off a full segment (before a checkpoint records them). */

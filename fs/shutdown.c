@@ -61,8 +61,9 @@ int zlfs_shutdown(struct zlfs_sb *sbi, uint32_t mode)
 		return ret;
 	while (sbi->io_inflight)
 		zlfs_wait(sbi, &sbi->io_cv);
-	if (!sbi->fatal)
-		sbi->fatal = -EIO;
+	int none = 0;   /* (a reader may set its own error meanwhile: the first is kept) */
+	__atomic_compare_exchange_n(&sbi->fatal, &none, -EIO, false, __ATOMIC_RELAXED,
+				    __ATOMIC_RELAXED);
 	__atomic_store_n(&sbi->shutdown, true, __ATOMIC_RELEASE);
 	fprintf(stderr, "zlfs: %s: shut down (%s): every operation fails with EIO until the "
 		"next mount\n", zlfs_zdev_spec(sbi->dev), mode_name[mode]);

@@ -564,6 +564,62 @@ START_TEST(sit_paging)
 END_TEST
 
 /*
+ * A dropped SIT block that cannot be read back when a read needs it: the
+ * read fails with the device's error (EIO), the volume goes read-only
+ * with that error, and nothing calls the block "free in the SIT" (before
+ * the fix the read said EUCLEAN, an inconsistency that was not there).
+ */
+START_TEST(sit_read_back_error_is_eio)
+{
+	char *img = tu_fs_volume("seg-sit-eio");
+	struct zlfs_opts o;
+	struct zlfs_sb *sbi;
+	struct zinode *zi;
+	char err[256];
+	const size_t len = 160u << 20, chunk = 1u << 20;
+	char *buf = malloc(chunk);
+
+	zlfs_opts_inprocess(&o);
+	o.sit_cap = 1;
+	ck_assert_int_eq(zlfs_mount(img, &o, &sbi, err, sizeof(err)), 0);
+	pthread_mutex_lock(&sbi->lock);
+	memset(buf, 'y', chunk);
+	ck_assert_int_eq(zlfs_create(sbi, &cred, ZF_ROOT_INO, "f", S_IFREG | 0644, 0, NULL, &zi), 0);
+	zi->nopen++;
+	for (size_t off = 0; off < len; off += chunk) {
+		zlfs_cache_balance(sbi, false);
+		ck_assert_int_eq(zlfs_file_write(sbi, zi, buf, chunk, off), 0);
+	}
+	ck_assert_int_eq(zlfs_checkpoint(sbi, false), 0);
+	zlfs_cache_balance(sbi, false);
+	/* a block of the file whose SIT block was dropped (its node is cached) */
+	uint64_t idx = UINT64_MAX;
+	for (uint64_t i = 0; i < len / ZF_BLKSIZE && idx == UINT64_MAX; i += 64) {
+		struct znode *dn;
+		unsigned int ofs, nr;
+		ck_assert_int_eq(zlfs_get_dnode(sbi, zi, i, false, &dn, &ofs), 0);
+		uint32_t a = zf_le32_to_cpu(zlfs_dnode_addrs(sbi, dn, &nr)[ofs]);
+		uint32_t seg = (a - sbi->lay.main_blkaddr) / ZF_BLKS_PER_SEG;
+		if (sbi->sit_out[seg / ZF_SIT_ENTRY_PER_BLOCK])
+			idx = i;
+	}
+	ck_assert(idx != UINT64_MAX);
+	ck_assert_int_eq(zlfs_zdev_fault_arm(sbi->dev, ZLFS_FAULT_READ, 1, true), 0);
+	size_t n;
+	ck_assert_int_eq(zlfs_file_read(sbi, zi, buf, ZF_BLKSIZE, idx * ZF_BLKSIZE, &n), -EIO);
+	ck_assert_int_eq(sbi->fatal, -EIO);
+	ck_assert(!sbi->fatal_why_set);           /* no inconsistency was reported */
+	zi->nopen--;
+	zlfs_iput(sbi, zi, 0);
+	pthread_mutex_unlock(&sbi->lock);
+	zlfs_unmount(sbi);
+	tu_fsck_clean(img);                       /* the last checkpoint is whole */
+	free(buf);
+	free(img);
+}
+END_TEST
+
+/*
  * A SIT block the mount reads (a disk without zones: all of them) whose
  * counts are all zero but one valid map has a bit: the entry is
  * inconsistent and the mount refuses the volume, as it did when it kept
@@ -717,6 +773,7 @@ static Suite *segment_suite(void)
 	tcase_add_test(tc, last_block_needs_a_node);
 	tcase_add_test(tc, sit_blocks_on_demand);
 	tcase_add_test(tc, sit_paging);
+	tcase_add_test(tc, sit_read_back_error_is_eio);
 	tcase_add_test(tc, cp_writes_changed_tables_only);
 	tcase_add_test(tc, deletes_dirty_sit_blocks_count);
 	tcase_add_test(tc, sit_bit_under_zero_count_refused);
