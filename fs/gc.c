@@ -419,13 +419,22 @@ static bool candidate(const struct zlfs_sb *sbi, uint32_t s)
  */
 #define CB_SCAN 256
 
-/* The mean mtime (seconds) of the section's usable segments: their sum is kept, no SIT read. */
+/*
+ * The mean mtime (seconds) of the section's segments that hold valid
+ * blocks: their sum and count are kept, no SIT read.  An emptied segment's
+ * mtime is 0 in memory, so it must not count: a section half emptied now
+ * would look twice as old as its data.  (A section of more than 65,535
+ * segments, which no zone has, divides by its usable ones instead.)
+ */
 static uint64_t sec_mtime(const struct zlfs_sb *sbi, uint32_t s)
 {
-	uint32_t nseg = 0;
+	uint32_t nseg = sbi->secs[s].live;
 
-	for (uint32_t i = 0; i < sbi->segs_per_sec; i++)
-		nseg += zf_layout_usable_blocks(&sbi->lay, s * sbi->segs_per_sec + i) != 0;
+	if (sbi->segs_per_sec > UINT16_MAX) {
+		nseg = 0;
+		for (uint32_t i = 0; i < sbi->segs_per_sec; i++)
+			nseg += zf_layout_usable_blocks(&sbi->lay, s * sbi->segs_per_sec + i) != 0;
+	}
 	return nseg ? sbi->secs[s].mtime / nseg : 0;
 }
 

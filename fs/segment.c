@@ -347,9 +347,17 @@ static void seg_account(struct zlfs_sb *sbi, uint32_t i, const struct zseg *s, i
 	struct zsec *z = &sbi->secs[sec_of(sbi, i)];
 
 	z->valid += (uint32_t)(d * s->valid);
+	z->live += (uint16_t)(d * (s->valid != 0));
 	z->mtime += (uint64_t)(d * (int64_t)s->mtime);
 	sbi->valid_block_count += (uint64_t)(d * s->valid);
 	sbi->segs_in_use += (uint32_t)(d * (s->valid != 0));
+}
+
+/* A segment gains (d = 1) its first valid block or loses (d = -1) its last. */
+static void seg_live(struct zlfs_sb *sbi, uint32_t segno, int d)
+{
+	sbi->segs_in_use += (uint32_t)d;
+	sbi->secs[sec_of(sbi, segno)].live += (uint16_t)d;
 }
 
 /* A segment's mtime (seconds) changes: its section's sum follows. */
@@ -483,6 +491,7 @@ static int sit_read_back(struct zlfs_sb *sbi, uint32_t b)
 			/* the pointer first: a reader that sees sit_out clear then finds it */
 			__atomic_store_n(&sbi->sit_blk[b], e, __ATOMIC_RELEASE);
 			__atomic_store_n(&sbi->sit_out[b], 0, __ATOMIC_RELEASE);
+			sbi->sit_ref[b] = 1;    /* just asked for: not the clock's next to go */
 			__atomic_add_fetch(&sbi->sit_blocks_held, 1, __ATOMIC_RELAXED);
 			__atomic_add_fetch(&sbi->st.sit_reads, 1, __ATOMIC_RELAXED);
 			e = NULL;
@@ -839,7 +848,8 @@ static int alloc_in(struct zlfs_sb *sbi, unsigned int log, bool force, uint32_t 
 	l->sum.entries[off].version = version;
 	l->sum.entries[off].ofs_in_node = zf_cpu_to_le16(ofs);
 	zf_msb_set(s->map, off);
-	sbi->segs_in_use += !s->valid++;
+	if (!s->valid++)
+		seg_live(sbi, l->segno, 1);
 	s->type = (uint8_t)log;
 	seg_set_mtime(sbi, l->segno, s, zlfs_now_ms() / 1000);
 	sit_mark_dirty(sbi, l->segno);
@@ -956,7 +966,7 @@ void zlfs_invalidate_block(struct zlfs_sb *sbi, uint32_t blkaddr)
 	struct zseg *s = seg_mut(sbi, segno);   /* a valid block's: in memory */
 	zf_msb_clear(s->map, off);
 	if (!--s->valid) {
-		sbi->segs_in_use--;
+		seg_live(sbi, segno, -1);
 		seg_set_mtime(sbi, segno, s, 0);
 	}
 	sit_mark_dirty(sbi, segno);
@@ -1116,7 +1126,8 @@ int zlfs_seg_claim_block(struct zlfs_sb *sbi, uint32_t blkaddr, uint32_t nid, ui
 	if (!s->valid)   /* as the kernel's __f2fs_replace_block in recovery */
 		s->type = was_hole ? ZF_LOG_COLD_DATA : ZF_LOG_WARM_DATA;
 	zf_msb_set(s->map, off);
-	sbi->segs_in_use += !s->valid++;
+	if (!s->valid++)
+		seg_live(sbi, segno, 1);
 	seg_set_mtime(sbi, segno, s, zlfs_now_ms() / 1000);
 	sit_mark_dirty(sbi, segno);
 	uint32_t sec = sec_of(sbi, segno);

@@ -190,10 +190,12 @@ struct zseg {
 struct zsec {
 	uint64_t mtime;          /* its segments' mtimes summed (GC's age, no SIT block read) */
 	uint32_t valid;          /* valid blocks in the section */
+	uint16_t live;           /* its segments with a valid block (mod 2^16: gc.c's mean) */
 	uint8_t state;           /* ZSEC_* (changed only by segment.c's set_state) */
-	bool ssa_dirty;
-	bool gc_skip;            /* GC found blocks it cannot account for: never a victim */
+	bool ssa_dirty : 1;
+	bool gc_skip : 1;        /* GC found blocks it cannot account for: never a victim */
 };
+_Static_assert(sizeof(struct zsec) == 16, "struct zsec grew: it is kept per zone");
 enum { ZSEC_FREE = 0, ZSEC_INUSE, ZSEC_PREFREE };
 
 /* ---- NAT (node.c) ---- */
