@@ -518,8 +518,11 @@ static const struct zseg *seg_get(struct zlfs_sb *sbi, uint32_t segno, int *ret)
 	const struct zseg *e = __atomic_load_n(&sbi->sit_blk[b], __ATOMIC_ACQUIRE);
 
 	*ret = 0;
-	if (e)
+	if (e) {
+		if (!__atomic_load_n(&sbi->sit_ref[b], __ATOMIC_RELAXED))   /* as zlfs_seg's */
+			__atomic_store_n(&sbi->sit_ref[b], 1, __ATOMIC_RELAXED);
 		return &e[segno % SIT_PER_BLK];
+	}
 	if (!__atomic_load_n(&sbi->sit_out[b], __ATOMIC_ACQUIRE)) {
 		/* every segment of it free, unless another reader just read it back */
 		e = __atomic_load_n(&sbi->sit_blk[b], __ATOMIC_ACQUIRE);
