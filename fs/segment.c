@@ -341,23 +341,23 @@ static int seg_check(const struct zlfs_sb *sbi, uint32_t i, const struct zseg *s
 	return 0;
 }
 
+/* A segment gains (d = 1) its first valid block or loses (d = -1) its last. */
+static void seg_live(struct zlfs_sb *sbi, uint32_t segno, int d)
+{
+	sbi->segs_in_use += (uint32_t)d;
+	sbi->secs[sec_of(sbi, segno)].live += (uint16_t)d;
+}
+
 /* At mount: a segment's entry as loaded goes into (d = 1) or out of (d = -1) the counts. */
 static void seg_account(struct zlfs_sb *sbi, uint32_t i, const struct zseg *s, int d)
 {
 	struct zsec *z = &sbi->secs[sec_of(sbi, i)];
 
 	z->valid += (uint32_t)(d * s->valid);
-	z->live += (uint16_t)(d * (s->valid != 0));
 	z->mtime += (uint64_t)(d * (int64_t)s->mtime);
 	sbi->valid_block_count += (uint64_t)(d * s->valid);
-	sbi->segs_in_use += (uint32_t)(d * (s->valid != 0));
-}
-
-/* A segment gains (d = 1) its first valid block or loses (d = -1) its last. */
-static void seg_live(struct zlfs_sb *sbi, uint32_t segno, int d)
-{
-	sbi->segs_in_use += (uint32_t)d;
-	sbi->secs[sec_of(sbi, segno)].live += (uint16_t)d;
+	if (s->valid)
+		seg_live(sbi, i, d);
 }
 
 /* A segment's mtime (seconds) changes: its section's sum follows. */
@@ -491,7 +491,8 @@ static int sit_read_back(struct zlfs_sb *sbi, uint32_t b)
 			/* the pointer first: a reader that sees sit_out clear then finds it */
 			__atomic_store_n(&sbi->sit_blk[b], e, __ATOMIC_RELEASE);
 			__atomic_store_n(&sbi->sit_out[b], 0, __ATOMIC_RELEASE);
-			sbi->sit_ref[b] = 1;    /* just asked for: not the clock's next to go */
+			/* just asked for: not the clock's next to go (readers' hint: atomic) */
+			__atomic_store_n(&sbi->sit_ref[b], 1, __ATOMIC_RELAXED);
 			__atomic_add_fetch(&sbi->sit_blocks_held, 1, __ATOMIC_RELAXED);
 			__atomic_add_fetch(&sbi->st.sit_reads, 1, __ATOMIC_RELAXED);
 			e = NULL;
@@ -505,41 +506,23 @@ static int sit_read_back(struct zlfs_sb *sbi, uint32_t b)
 	return ret;
 }
 
-/*
- * segno's entry for a reader, its SIT block read back if it was dropped;
- * on a failed read-back the volume goes read-only (nothing is written or
- * freed on the word of an entry that could not be read), *ret says why
- * and the entry reads as free.
- */
-static const struct zseg *seg_get(struct zlfs_sb *sbi, uint32_t segno, int *ret)
+/* zlfs_seg_err's, for a block not in memory: its segments are free, or it is read back. */
+const struct zseg *zlfs_seg_miss(struct zlfs_sb *sbi, uint32_t segno, int *err)
 {
 	static const struct zseg none;
 	uint32_t b = segno / SIT_PER_BLK;
-	const struct zseg *e = __atomic_load_n(&sbi->sit_blk[b], __ATOMIC_ACQUIRE);
 
-	*ret = 0;
-	if (e) {
-		if (!__atomic_load_n(&sbi->sit_ref[b], __ATOMIC_RELAXED))   /* as zlfs_seg's */
-			__atomic_store_n(&sbi->sit_ref[b], 1, __ATOMIC_RELAXED);
-		return &e[segno % SIT_PER_BLK];
-	}
 	if (!__atomic_load_n(&sbi->sit_out[b], __ATOMIC_ACQUIRE)) {
 		/* every segment of it free, unless another reader just read it back */
-		e = __atomic_load_n(&sbi->sit_blk[b], __ATOMIC_ACQUIRE);
+		const struct zseg *e = __atomic_load_n(&sbi->sit_blk[b], __ATOMIC_ACQUIRE);
 		return e ? &e[segno % SIT_PER_BLK] : &none;
 	}
-	if ((*ret = sit_read_back(sbi, b))) {
-		zlfs_set_fatal(sbi, *ret);
+	if ((*err = sit_read_back(sbi, b))) {
+		/* read-only from here: nothing is written or freed on the word of this entry */
+		zlfs_set_fatal(sbi, *err);
 		return &none;
 	}
 	return &sbi->sit_blk[b][segno % SIT_PER_BLK];
-}
-
-const struct zseg *zlfs_seg_miss(struct zlfs_sb *sbi, uint32_t segno)
-{
-	int ret;
-
-	return seg_get(sbi, segno, &ret);
 }
 
 /*
@@ -936,23 +919,20 @@ uint64_t zlfs_segs_valid(struct zlfs_sb *sbi, uint32_t s0, uint32_t s1)
 	return valid;
 }
 
-bool zlfs_block_valid(const struct zlfs_sb *sbi, uint32_t blkaddr)
+int zlfs_block_in_use(const struct zlfs_sb *sbi, uint32_t blkaddr)
 {
-	if (!zlfs_is_main_blkaddr(sbi, blkaddr))
-		return false;
-	uint32_t rel = blkaddr - sbi->lay.main_blkaddr;
-	return zf_msb_test(zlfs_seg(sbi, rel / ZF_BLKS_PER_SEG)->map, rel % ZF_BLKS_PER_SEG);
-}
-
-int zlfs_block_in_use(struct zlfs_sb *sbi, uint32_t blkaddr)
-{
-	int ret;
+	int err;
 
 	if (!zlfs_is_main_blkaddr(sbi, blkaddr))
 		return 0;
 	uint32_t rel = blkaddr - sbi->lay.main_blkaddr;
-	const struct zseg *e = seg_get(sbi, rel / ZF_BLKS_PER_SEG, &ret);
-	return ret ? ret : zf_msb_test(e->map, rel % ZF_BLKS_PER_SEG);
+	const struct zseg *e = zlfs_seg_err(sbi, rel / ZF_BLKS_PER_SEG, &err);
+	return err ? err : zf_msb_test(e->map, rel % ZF_BLKS_PER_SEG);
+}
+
+bool zlfs_block_valid(const struct zlfs_sb *sbi, uint32_t blkaddr)
+{
+	return zlfs_block_in_use(sbi, blkaddr) > 0;
 }
 
 void zlfs_invalidate_block(struct zlfs_sb *sbi, uint32_t blkaddr)

@@ -107,7 +107,7 @@ bool zlfs_block_valid(const struct zlfs_sb *sbi, uint32_t blkaddr);
  * back (-EIO, -ENOMEM, a damaged block's), which made the volume
  * read-only: the caller reports that, not "free in the SIT".
  */
-int zlfs_block_in_use(struct zlfs_sb *sbi, uint32_t blkaddr);
+int zlfs_block_in_use(const struct zlfs_sb *sbi, uint32_t blkaddr);
 /* Write the SIT, SSA of open segments; free and reset prefree sections (at CP). */
 int zlfs_seg_flush(struct zlfs_sb *sbi);
 /* Move every active log off a full segment (before a checkpoint records them). */

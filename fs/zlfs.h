@@ -575,24 +575,34 @@ static inline const struct znat *zlfs_nat(const struct zlfs_sb *sbi, uint32_t ni
 	return e ? &e[nid % ZF_NAT_ENTRY_PER_BLOCK] : &none;
 }
 
-const struct zseg *zlfs_seg_miss(struct zlfs_sb *sbi, uint32_t segno);
+const struct zseg *zlfs_seg_miss(struct zlfs_sb *sbi, uint32_t segno, int *err);
 
 /*
  * A segment's SIT entry: zeros (free) for a block not in memory whose
  * segments are all free; a dropped block is read back (segment.c; on a
- * device error or a damaged block the volume goes read-only and the
- * entry reads as free).  Valid until the operation ends.
+ * device error or a damaged block the volume goes read-only, *err says
+ * why and the entry reads as free).  Valid until the operation ends.
  */
-static inline const struct zseg *zlfs_seg(const struct zlfs_sb *sbi, uint32_t segno)
+static inline const struct zseg *zlfs_seg_err(const struct zlfs_sb *sbi, uint32_t segno,
+					      int *err)
 {
 	uint32_t b = segno / ZF_SIT_ENTRY_PER_BLOCK;
 	const struct zseg *e = __atomic_load_n(&sbi->sit_blk[b], __ATOMIC_ACQUIRE);
 
+	*err = 0;
 	if (!e)
-		return zlfs_seg_miss((struct zlfs_sb *)sbi, segno);
+		return zlfs_seg_miss((struct zlfs_sb *)sbi, segno, err);
 	if (!__atomic_load_n(&sbi->sit_ref[b], __ATOMIC_RELAXED))   /* (readers race: a hint) */
 		__atomic_store_n(&sbi->sit_ref[b], 1, __ATOMIC_RELAXED);
 	return &e[segno % ZF_SIT_ENTRY_PER_BLOCK];
+}
+
+/* The same, for a reader to whom a failed read-back and a free segment are alike. */
+static inline const struct zseg *zlfs_seg(const struct zlfs_sb *sbi, uint32_t segno)
+{
+	int err;
+
+	return zlfs_seg_err(sbi, segno, &err);
 }
 
 static inline uint32_t zlfs_feat(const struct zlfs_sb *sbi)
