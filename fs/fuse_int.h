@@ -60,6 +60,19 @@ void zl_inval_attr(fuse_ino_t ino);
  * one thread serves everything (-s), or a negative errno.
  */
 int zl_write_back(fuse_ino_t ino);
+/*
+ * A handler about to wait for requests the kernel sends first (the dirty
+ * pages' WRITEs): one more thread reads /dev/fuse (on) until it lets go.
+ */
+void zl_loop_hold_reader(bool on);
+/* The request loop's counts, for /.zlfs/status (fuse_loop.c). */
+struct zl_loop_stats {
+	unsigned threads;        /* started to serve requests */
+	uint64_t requests;       /* received */
+	uint64_t queued;         /* of them, found another waiting: one more reader wanted */
+	uint64_t rescues;        /* readers added for requests queued behind busy threads */
+};
+void zl_loop_stats(struct zl_loop_stats *st);
 /* An entry reply (lookup, readdirplus) for the inode with these attributes. */
 void zl_entry_from_attr(const struct zattr *a, struct fuse_entry_param *e);
 

@@ -102,9 +102,10 @@ void zlfs_fuse_set_single_threaded(bool on)
 /*
  * The kernel's writeback cache may hold dirty pages of ino: have them
  * written now.  An invalidation of the inode's pages does it (the kernel
- * writes each dirty page back first: WRITE requests, which the other
- * threads serve) and returns once they are done.  With one thread that
- * would wait on itself: -EBUSY.
+ * writes each dirty page back first: WRITE requests, which another thread
+ * serves: the request loop holds one more reader meanwhile) and returns
+ * once they are done.  With one thread (-s) that would wait on itself:
+ * -EBUSY.
  */
 int zl_write_back(fuse_ino_t ino)
 {
@@ -114,7 +115,9 @@ int zl_write_back(fuse_ino_t ino)
 		return 0;
 	if (sess.single)
 		return -EBUSY;
+	zl_loop_hold_reader(true);
 	ret = fuse_lowlevel_notify_inval_inode(sess.se, ino, 0, 0);
+	zl_loop_hold_reader(false);
 	return ret == -ENOENT ? 0 : ret;     /* not in the kernel's cache: nothing dirty */
 }
 

@@ -24,6 +24,8 @@ void zlfs_fuse_set_writeback(bool on);
 void zlfs_fuse_set_session(struct fuse_session *se);
 /* Before the session starts: one thread serves every request (-s). */
 void zlfs_fuse_set_single_threaded(bool on);
+/* Serve the session's requests until it ends (fuse_loop.c): 0 or a negative errno. */
+int zl_loop_run(struct fuse_session *se);
 /* The final checkpoint, at DESTROY or after the session ends: 0 or a negative errno. */
 int zlfs_fuse_finish(struct zlfs_sb *sbi);
 

@@ -959,11 +959,7 @@ int main(int argc, char **argv)
 		zlfs_fuse_set_single_threaded(true);
 		ret = fuse_session_loop(se);
 	} else {
-		struct fuse_loop_config *cfg = fuse_loop_cfg_create();
-		fuse_loop_cfg_set_clone_fd(cfg, 1);
-		fuse_loop_cfg_set_max_threads(cfg, 16);
-		ret = fuse_session_loop_mt(se, cfg);
-		fuse_loop_cfg_destroy(cfg);
+		ret = zl_loop_run(se);
 	}
 	/*
 	 * Written already if DESTROY came (fuseblk).  A signal ends the loop

@@ -113,8 +113,8 @@ static void devices_status(struct zlfs_sb *sbi, struct sbuf *b)
 	}
 }
 
-int zlfs_stats_status(struct zlfs_sb *sbi, const struct zlfs_req_count *reqs, size_t nreqs,
-		      char **out, size_t *len)
+int zlfs_stats_status(struct zlfs_sb *sbi, const char *extra, const struct zlfs_req_count *reqs,
+		      size_t nreqs, char **out, size_t *len)
 {
 	struct sbuf b = { malloc(4096), 0, 4096, 0 };
 	struct zlfs_disp_stats ds;
@@ -251,6 +251,7 @@ int zlfs_stats_status(struct zlfs_sb *sbi, const struct zlfs_req_count *reqs, si
 	put(&b, "dev_host_sync_ns=%llu\n", (unsigned long long)zs.host_sync_ns);
 	put(&b, "dev_inline_cmds=%llu\n", (unsigned long long)zs.inline_cmds);
 	devices_status(sbi, &b);
+	put(&b, "%s", extra);
 	/* not key=value: one line per opcode seen, so the set of lines grows with use */
 	for (size_t i = 0; i < nreqs; i++)
 		if (reqs[i].n)

@@ -12,9 +12,12 @@ struct zlfs_req_count {
 	const char *op;          /* the opcode's name: LOOKUP, GETATTR, ... */
 	uint64_t n;
 };
-/* The status text; the FUSE layer hands down its request counts (nreqs of them). */
-int zlfs_stats_status(struct zlfs_sb *sbi, const struct zlfs_req_count *reqs, size_t nreqs,
-		      char **out, size_t *len);
+/*
+ * The status text; the FUSE layer hands down its own key=value lines
+ * (extra, put after the rest) and its request counts (nreqs of them).
+ */
+int zlfs_stats_status(struct zlfs_sb *sbi, const char *extra, const struct zlfs_req_count *reqs,
+		      size_t nreqs, char **out, size_t *len);
 int zlfs_stats_zones(struct zlfs_sb *sbi, char **out, size_t *len);
 
 #endif

@@ -8,6 +8,7 @@
  * checks this list against the compiled objects, in scripts/test.
  *   main.c       the program: options, the mount, the FUSE loop
  *   fuse_ops.c fuse_file.c fuse_dir.c fuse_virt.c fuse_times.c fuse_ioctl.c
+ *   fuse_loop.c
  *                the FUSE layer: requests into calls below, results into
  *                replies; the only place errors become replies
  *   super.c      mount and unmount (calls every layer's load and teardown)
