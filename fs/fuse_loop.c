@@ -143,7 +143,8 @@ static void *serve(void *arg)
 		bool more = res > 0 && queued();
 		pthread_mutex_lock(&l.lock);
 		l.nreading--;
-		if (res == -EINTR || res == -EAGAIN) {
+		/* ENOENT: the request was interrupted and answered in transit (libfuse: restart) */
+		if (res == -EINTR || res == -EAGAIN || res == -ENOENT) {
 			if (fuse_session_exited(l.se))
 				break;
 			continue;
