@@ -209,9 +209,10 @@ static void wait_tick(long ms)
 /* The supervisor: rescue requests queued behind busy threads, until the session ends. */
 static void supervise(void)
 {
-	uint64_t seen = l.received;
+	uint64_t seen;
 
 	pthread_mutex_lock(&l.lock);
+	seen = l.received;
 	while (!l.exiting && !fuse_session_exited(l.se)) {
 		bool stuck = !l.nreading && !l.coming && l.nserving && l.received == seen;
 		bool busy = l.nserving || l.received != seen;
@@ -223,7 +224,8 @@ static void supervise(void)
 			pthread_mutex_lock(&l.lock);
 			if (q && !l.nreading && !l.coming && l.received == seen) {
 				l.rescues++;
-				l.want++;
+				if (l.want < ZLOOP_THREADS)
+					l.want++;
 				add_reader(ZLOOP_THREADS);
 			}
 		}
