@@ -250,6 +250,19 @@ static int concat_discard(struct zlfs_zdev *dev, uint64_t off, uint64_t len)
 	return 0;
 }
 
+/* A range in one member only: one file, one position. */
+static int concat_read_fd(struct zlfs_zdev *dev, uint64_t off, uint64_t len, int *fd,
+			  uint64_t *pos)
+{
+	struct concat *c = (struct concat *)dev;
+	int i = member_of(c, off);
+	uint64_t end = i + 1 < c->n ? c->start[i + 1] : dev->geom.size;
+
+	if (len > end - off)
+		return -EOPNOTSUPP;
+	return zlfs_zdev_read_fd(c->sub[i], off - c->start[i], len, fd, pos);
+}
+
 static const struct zdev_ops concat_ops = {
 	.submit = concat_submit,
 	.report = concat_report,
@@ -258,6 +271,7 @@ static const struct zdev_ops concat_ops = {
 	.set_cond = concat_set_cond,
 	.stats = concat_stats,
 	.discard = concat_discard,
+	.read_fd = concat_read_fd,
 };
 
 static uint32_t min_limit(uint32_t a, uint32_t b)

@@ -1251,6 +1251,12 @@ int zlfs_disp_discard(struct zlfs_disp *d, uint64_t off, uint64_t len)
 	return zlfs_zdev_discard(d->dev, off, len);
 }
 
+/* Reads keep no order with anything here: the device answers alone. */
+int zlfs_disp_read_fd(struct zlfs_disp *d, uint64_t off, uint64_t len, int *fd, uint64_t *pos)
+{
+	return zlfs_zdev_read_fd(d->dev, off, len, fd, pos);
+}
+
 int zlfs_disp_report(struct zlfs_disp *d, uint32_t first, struct zlfs_zone *zones, uint32_t *nr)
 {
 	int ret = zlfs_zdev_report(d->dev, first, zones, nr);

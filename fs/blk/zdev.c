@@ -234,6 +234,17 @@ int zlfs_zdev_discard(struct zlfs_zdev *dev, uint64_t off, uint64_t len)
 	return dev->ops->discard(dev, off, len);
 }
 
+int zlfs_zdev_read_fd(struct zlfs_zdev *dev, uint64_t off, uint64_t len, int *fd, uint64_t *pos)
+{
+	const struct zlfs_zdev_geom *g = &dev->geom;
+
+	if (!len || off % g->lbs || len % g->lbs || off > g->size || len > g->size - off)
+		return -EINVAL;
+	if (!dev->ops->read_fd)
+		return -EOPNOTSUPP;
+	return dev->ops->read_fd(dev, off, len, fd, pos);
+}
+
 int zlfs_zdev_fault_arm(struct zlfs_zdev *dev, enum zlfs_fault_kind kind, uint64_t nth,
 			bool persistent)
 {

@@ -29,6 +29,8 @@ struct zdev_ops {
 	void (*stats)(struct zlfs_zdev *dev, struct zlfs_zdev_stats *st);
 	/* range checked by zdev.c: in bounds, aligned, conventional zones only */
 	int (*discard)(struct zlfs_zdev *dev, uint64_t off, uint64_t len);
+	/* range checked by zdev.c: in bounds, aligned to the logical block */
+	int (*read_fd)(struct zlfs_zdev *dev, uint64_t off, uint64_t len, int *fd, uint64_t *pos);
 };
 
 struct zlfs_zdev {

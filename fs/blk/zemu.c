@@ -874,6 +874,44 @@ static void zemu_stats(struct zlfs_zdev *dev, struct zlfs_zdev_stats *st)
 	st->reordered = c.reordered;
 }
 
+static void all_valid(void *arg, uint64_t off, uint64_t len, bool valid)
+{
+	(void)off;
+	(void)len;
+	if (!valid)
+		*(bool *)arg = false;
+}
+
+/*
+ * The caller reads the image file itself (zlfs_zdev_read_fd) only where a
+ * command would have done nothing but preadv: no service model to delay
+ * it, no read fault or power cut to act on it, and every byte data, not
+ * past a write pointer (those read as zeros whatever the file holds).
+ * Anything else, an offline zone included, takes the command path, which
+ * gives it its own answer.
+ */
+static int zemu_read_fd(struct zlfs_zdev *dev, uint64_t off, uint64_t len, int *fd,
+			uint64_t *pos)
+{
+	struct zemu *z = (struct zemu *)dev;
+	bool all = true;
+	int ret = -EOPNOTSUPP;
+
+	if (!z->image || z->svc)
+		return -EOPNOTSUPP;
+	pthread_mutex_lock(&z->lock);
+	if (!z->dead && !z->pc_armed && !z->fault_nth[ZLFS_FAULT_READ] &&
+	    !zrules_read(&z->r, off, len, all_valid, &all) && all) {
+		z->stats.cmds++;
+		z->stats.reads++;
+		*fd = z->fd;
+		*pos = off;
+		ret = 0;
+	}
+	pthread_mutex_unlock(&z->lock);
+	return ret;
+}
+
 static const struct zdev_ops zemu_ops = {
 	.submit = zemu_submit,
 	.report = zemu_report,
@@ -888,6 +926,7 @@ static const struct zdev_ops zemu_ops = {
 	.is_dead = zemu_is_dead,
 	.stats = zemu_stats,
 	.discard = zemu_discard,
+	.read_fd = zemu_read_fd,
 };
 
 /* ---- construction --------------------------------------------------------- */

@@ -138,6 +138,12 @@ int zlfs_disp_report(struct zlfs_disp *d, uint32_t first, struct zlfs_zone *zone
  * guarantees nothing is queued or in flight to it (free space).
  */
 int zlfs_disp_discard(struct zlfs_disp *d, uint64_t off, uint64_t len);
+/*
+ * Where a read of [off, off+len) may be made from a file by the caller
+ * (zlfs_zdev_read_fd), or -EOPNOTSUPP.  Nothing is queued: the caller
+ * guarantees, as for any read, that no write to the range is in flight.
+ */
+int zlfs_disp_read_fd(struct zlfs_disp *d, uint64_t off, uint64_t len, int *fd, uint64_t *pos);
 /* True if the zone's write pointer must be re-read before writes succeed. */
 bool zlfs_disp_zone_needs_resync(struct zlfs_disp *d, uint32_t zone);
 

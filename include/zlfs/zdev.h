@@ -200,6 +200,17 @@ int zlfs_zdev_zone_mgmt(struct zlfs_zdev *dev, enum zlfs_zone_mgmt op, uint32_t 
  * of bounds, unaligned or touches a sequential zone.
  */
 int zlfs_zdev_discard(struct zlfs_zdev *dev, uint64_t off, uint64_t len);
+/*
+ * Where the device's bytes [off, off+len) lie in a file the caller may
+ * read itself (to splice them to the kernel with no copy here): *fd and
+ * *pos.  Only a backend that keeps its data in a file at fixed offsets
+ * and has nothing to do on a read offers it (an image with no service
+ * model, no read fault or power cut armed, not cut), and only for bytes
+ * that read as data: below a sequential zone's write pointer, in one
+ * member of a volume.  The range is counted as one read.  -EOPNOTSUPP
+ * otherwise, and the caller reads through a command as usual.
+ */
+int zlfs_zdev_read_fd(struct zlfs_zdev *dev, uint64_t off, uint64_t len, int *fd, uint64_t *pos);
 
 static inline uint32_t zlfs_zdev_zone_of(const struct zlfs_zdev_geom *g, uint64_t off)
 {

@@ -1,7 +1,7 @@
 /*
  * test_concat.c - several devices as one (fs/blk/concat.c): geometry,
  * routing of reads, writes, appends, flushes and zone management to the
- * right member at the right offset, the refusals (a command spanning two
+ * right member at the right offset (and of zlfs_zdev_read_fd's file), the refusals (a command spanning two
  * members, conventional zones after sequential ones, unlike zones), and
  * that a member without zones takes the zoned member's zone size.  Read-
  * only (ZLFS_ZDEV_RDONLY): every member is opened so (the members say it,
@@ -117,6 +117,20 @@ START_TEST(test_io_routing)
 	/* across the members' boundary: refused, as a write across zones */
 	ck_assert_int_eq(zlfs_zdev_read(dev, r, 2 * B, 16 * MIB - B), -ZLFS_EBOUNDARY);
 	ck_assert_int_eq(zlfs_zdev_flush(dev), 0);
+	/* the file behind a read: the member's, at the member's offset; one member only */
+	int fd0 = -1, fd1 = -1;
+	uint64_t p0, p1;
+	ck_assert_int_eq(zlfs_zdev_read_fd(dev, 5 * B, 2 * B, &fd0, &p0), 0);
+	ck_assert_uint_eq(p0, 5 * B);
+	ck_assert_int_eq(pread(fd0, r, 2 * B, (off_t)p0), 2 * B);
+	ck_assert_mem_eq(r, w, 2 * B);
+	ck_assert_int_eq(zlfs_zdev_read_fd(dev, z5, 2 * B, &fd1, &p1), 0);
+	ck_assert_uint_eq(p1, z5 - 16 * MIB);
+	ck_assert_int_ne(fd0, fd1);
+	ck_assert_int_eq(pread(fd1, r, 2 * B, (off_t)p1), 2 * B);
+	ck_assert_mem_eq(r, w, 2 * B);
+	ck_assert_int_eq(zlfs_zdev_read_fd(dev, 16 * MIB - B, 2 * B, &fd0, &p0), -EOPNOTSUPP);
+	ck_assert_int_eq(zlfs_zdev_read_fd(dev, z5, 4 * B, &fd1, &p1), -EOPNOTSUPP);  /* past the wp */
 
 	struct zlfs_zone z;
 	uint32_t nr = 1;

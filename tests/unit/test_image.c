@@ -17,6 +17,8 @@
  *     host's write-back, a reset starts over, writebehind=0 and power-cut
  *     mode start none, the data stays intact;
  *   - a second open of an image in use fails with -EBUSY (flock);
+ *   - the image file offered for reads (zlfs_zdev_read_fd) only where it
+ *     holds what a read gives, and only with nothing else to do on a read;
  *   - the inline io_uring path: many concurrent asynchronous writes to
  *     different zones from several threads, completions on another thread;
  *     writes whose submitting thread exits at once still succeed;
@@ -1046,6 +1048,90 @@ START_TEST(test_thick_keeps_blocks)
 }
 END_TEST
 
+/* zlfs_zdev_read_fd's range holds, in the image file, what a read through the device gives. */
+static void fd_matches(struct zlfs_zdev *dev, uint64_t off, uint64_t len)
+{
+	int fd = -1;
+	uint64_t pos = ~0ull;
+
+	ck_assert_int_eq(zlfs_zdev_read_fd(dev, off, len, &fd, &pos), 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_uint_eq(pos, off);
+	uint8_t *a = rd(dev, off, len), *b = malloc(len);
+	ck_assert_int_eq(pread(fd, b, len, (off_t)pos), (ssize_t)len);
+	ck_assert_msg(!memcmp(a, b, len), "the file differs from the device at %llu",
+		      (unsigned long long)off);
+	free(a);
+	free(b);
+}
+
+static int try_fd(struct zlfs_zdev *dev, uint64_t off, uint64_t len)
+{
+	int fd;
+	uint64_t pos;
+
+	return zlfs_zdev_read_fd(dev, off, len, &fd, &pos);
+}
+
+/*
+ * The file behind a read (splice's source in the FUSE layer) is offered
+ * only where it holds what a read gives: data below a write pointer (a
+ * thick image keeps a reset zone's old bytes in the file: never offered),
+ * conventional zones, no service model, fault or power cut to act on the
+ * read, no offline zone; every offer counts as a read.
+ */
+START_TEST(test_read_fd)
+{
+	struct zlfs_image_params p = std_params;
+	p.thick = true;
+	char *path = new_image("readfd", &p);
+	struct zlfs_zdev *dev = open_dev(path);
+	struct zlfs_zdev_stats st0, st1;
+
+	write_stamped(dev, zstart(dev, 4), 16);
+	ck_assert_int_eq(zlfs_zdev_zone_mgmt(dev, ZLFS_ZM_RESET, 4), 0);
+	write_stamped(dev, zstart(dev, 4), 8);
+	write_stamped(dev, zstart(dev, 1) + 4 * MB - 4 * BLK, 4);
+	write_stamped(dev, zstart(dev, 2), 4);
+	zlfs_zdev_stats(dev, &st0);
+	fd_matches(dev, zstart(dev, 4), 8 * BLK);
+	fd_matches(dev, zstart(dev, 4) + 3 * BLK, BLK);
+	fd_matches(dev, zstart(dev, 0), 4 * MB);                    /* conventional, unwritten */
+	fd_matches(dev, zstart(dev, 1) + 4 * MB - 4 * BLK, 8 * BLK);  /* across a zone boundary */
+	zlfs_zdev_stats(dev, &st1);
+	ck_assert_uint_eq(st1.reads - st0.reads, 8);   /* each fd_matches: an offer and a read */
+	/* the old bytes of the reset zone are in the file, past the write pointer */
+	ck_assert_int_eq(try_fd(dev, zstart(dev, 4), 9 * BLK), -EOPNOTSUPP);
+	ck_assert_int_eq(try_fd(dev, zstart(dev, 4) + 8 * BLK, BLK), -EOPNOTSUPP);
+	ck_assert_int_eq(try_fd(dev, zstart(dev, 5), BLK), -EOPNOTSUPP);
+	ck_assert_int_eq(try_fd(dev, zstart(dev, 2), 5 * BLK), -EOPNOTSUPP);
+	/* bad ranges */
+	ck_assert_int_eq(try_fd(dev, zstart(dev, 4), 0), -EINVAL);
+	ck_assert_int_eq(try_fd(dev, zstart(dev, 4) + 1, BLK), -EINVAL);
+	ck_assert_int_eq(try_fd(dev, p.size - BLK, 2 * BLK), -EINVAL);
+	/* what must act on a read takes the device's own path */
+	ck_assert_int_eq(zlfs_zdev_fault_arm(dev, ZLFS_FAULT_READ, 1, false), 0);
+	ck_assert_int_eq(try_fd(dev, zstart(dev, 4), BLK), -EOPNOTSUPP);
+	zlfs_zdev_fault_clear(dev);
+	ck_assert_int_eq(try_fd(dev, zstart(dev, 4), BLK), 0);
+	ck_assert_int_eq(zlfs_zdev_set_zone_cond(dev, 2, ZLFS_ZC_OFFLINE), 0);
+	ck_assert_int_eq(try_fd(dev, zstart(dev, 2), BLK), -EOPNOTSUPP);
+	ck_assert_int_eq(try_fd(dev, zstart(dev, 4), BLK), 0);
+	ck_assert_int_eq(zlfs_zdev_powercut_arm(dev, 0, 1), 0);
+	ck_assert_int_eq(try_fd(dev, zstart(dev, 4), BLK), -EOPNOTSUPP);
+	ck_assert_int_eq(zlfs_zdev_powercut(dev), 0);
+	ck_assert_int_eq(try_fd(dev, zstart(dev, 0), BLK), -EOPNOTSUPP);
+	zlfs_zdev_close(dev);
+	dev = open_with(path, "lat_us=10");
+	ck_assert_int_eq(try_fd(dev, zstart(dev, 0), BLK), -EOPNOTSUPP);
+	zlfs_zdev_close(dev);
+	dev = open_dev("mem:size=64M,zone_size=4M,conv_zones=2");
+	ck_assert_int_eq(try_fd(dev, zstart(dev, 0), BLK), -EOPNOTSUPP);
+	zlfs_zdev_close(dev);
+	free(path);
+}
+END_TEST
+
 START_TEST(test_second_open_busy)
 {
 	char *path = new_image("busy", &std_params);
@@ -1839,6 +1925,7 @@ int main(void)
 	TCase *tc = tcase_create("files");
 
 	tcase_add_test(tc, test_geometry_from_zst);
+	tcase_add_test(tc, test_read_fd);
 	tcase_add_test(tc, test_create_validation);
 	tcase_add_test(tc, test_open_validation);
 	tcase_add_test(tc, test_plain_file);
