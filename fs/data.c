@@ -100,6 +100,14 @@ int zlfs_read_run(struct zlfs_sb *sbi, uint32_t blkaddr, uint32_t n, void *buf)
 				(uint64_t)blkaddr * ZF_BLKSIZE, 0, NULL) : 0;
 }
 
+int zlfs_read_fd(struct zlfs_sb *sbi, uint32_t blkaddr, uint32_t n, int *fd, uint64_t *pos)
+{
+	if (!n || (uint64_t)blkaddr + n > zf_le64_to_cpu(sbi->sb.block_count))
+		return -ZLFS_EFSCORRUPTED;
+	return zlfs_disp_read_fd(sbi->disp, (uint64_t)blkaddr * ZF_BLKSIZE, (uint64_t)n * ZF_BLKSIZE,
+				 fd, pos);
+}
+
 /* Metadata in the conventional area: written in place. */
 int zlfs_write_meta_block(struct zlfs_sb *sbi, uint32_t blkaddr, const void *buf)
 {

@@ -27,6 +27,12 @@ int zlfs_read_block(struct zlfs_sb *sbi, uint32_t blkaddr, void *buf);
  * command per run, not per block).  Synchronous; the lock is not dropped.
  */
 int zlfs_read_run(struct zlfs_sb *sbi, uint32_t blkaddr, uint32_t n, void *buf);
+/*
+ * Where n blocks from blkaddr can be read from a file by the caller
+ * itself (zlfs_disp_read_fd): *fd, *pos.  -EOPNOTSUPP when the device must
+ * read them through a command (zlfs_read_blocks_unlocked).
+ */
+int zlfs_read_fd(struct zlfs_sb *sbi, uint32_t blkaddr, uint32_t n, int *fd, uint64_t *pos);
 #define ZLFS_READ_RUN_MAX 512u   /* blocks a caller reads in one run at most (2 MiB) */
 /* Metadata in the conventional area: written in place. */
 int zlfs_write_meta_block(struct zlfs_sb *sbi, uint32_t blkaddr, const void *buf);

@@ -279,6 +279,73 @@ out:
 	return ret;
 }
 
+/* Append len bytes at (fd, pos) to the pieces, merged with the last where they continue it. */
+static int rseg_add(struct zlfs_rseg *seg, unsigned int max, unsigned int *n, int fd, uint64_t pos,
+		    size_t len)
+{
+	struct zlfs_rseg *last = *n ? &seg[*n - 1] : NULL;
+
+	if (last && last->fd == fd && (fd < 0 || last->pos + last->len == pos)) {
+		last->len += len;
+		return 0;
+	}
+	if (*n == max)
+		return -EOPNOTSUPP;
+	seg[(*n)++] = (struct zlfs_rseg){ fd, pos, len };
+	return 0;
+}
+
+int zlfs_file_read_map(struct zlfs_sb *sbi, struct zinode *zi, size_t len, uint64_t off,
+		       struct zlfs_rseg *seg, unsigned int max, unsigned int *nseg, size_t *got)
+{
+	struct zf_inode *ri = zi_raw(zi);
+	uint64_t size = zf_le64_to_cpu(ri->i_size);
+	int ret = 0;
+
+	*nseg = 0;
+	*got = 0;
+	if (is_inline(ri) || meta_file(zi) || zlfs_cluster_log(sbi, zi))
+		return -EOPNOTSUPP;
+	if (off >= size || !len)
+		return 0;
+	if (len > size - off)
+		len = (size_t)(size - off);
+	/*
+	 * Blocks adjacent on the device are asked for as one range (one
+	 * piece, one read counted); a hole is a piece of zeros.
+	 */
+	uint64_t first = off / ZF_BLKSIZE, last = (off + len - 1) / ZF_BLKSIZE;
+	for (uint64_t i = first; i <= last; ) {
+		uint32_t addr, a2;
+		uint32_t k = 1;
+		if ((ret = block_addr(sbi, zi, i, &addr)))
+			return ret;
+		bool hole = addr == ZF_NULL_ADDR || addr == ZF_NEW_ADDR;
+		while (!hole && i + k <= last && k < ZLFS_READ_RUN_MAX) {
+			if ((ret = block_addr(sbi, zi, i + k, &a2)))
+				return ret;
+			if (a2 != addr + k)
+				break;
+			k++;
+		}
+		/* the bytes of blocks [i, i + k) the read wants */
+		uint64_t from = i == first ? off : i * ZF_BLKSIZE;
+		uint64_t to = (i + k) * ZF_BLKSIZE < off + len ? (i + k) * ZF_BLKSIZE : off + len;
+		int fd = -1;
+		uint64_t pos = 0;
+		if (!hole) {
+			if ((ret = zlfs_read_fd(sbi, addr, k, &fd, &pos)))
+				return ret;
+			pos += from - i * ZF_BLKSIZE;
+		}
+		if ((ret = rseg_add(seg, max, nseg, fd, pos, (size_t)(to - from))))
+			return ret;
+		i += k;
+	}
+	*got = len;
+	return 0;
+}
+
 /* ---- writes ----------------------------------------------------------------------- */
 
 static unsigned int data_log(struct zinode *zi)

@@ -9,6 +9,24 @@
 
 int zlfs_file_read(struct zlfs_sb *sbi, struct zinode *zi, char *buf, size_t len, uint64_t off,
 		   size_t *got);
+/* A piece of a read's answer: len bytes of file fd from pos, or zeros (fd < 0). */
+struct zlfs_rseg {
+	int fd;
+	uint64_t pos;
+	size_t len;
+};
+/*
+ * A read of a plain file as pieces of the device's files, for the caller
+ * to splice to the kernel with no copy through memory here: at most max
+ * pieces in seg, *nseg of them, *got bytes in all (as zlfs_file_read).
+ * -EOPNOTSUPP when the bytes must be read into memory instead (inline,
+ * compressed or cached files, a device that does not offer its file, more
+ * pieces than max): then zlfs_file_read.  The pieces hold only until the
+ * caller's operation ends (zlfs_op_end): afterwards a checkpoint may free
+ * their blocks for reuse.
+ */
+int zlfs_file_read_map(struct zlfs_sb *sbi, struct zinode *zi, size_t len, uint64_t off,
+		       struct zlfs_rseg *seg, unsigned int max, unsigned int *nseg, size_t *got);
 int zlfs_file_write(struct zlfs_sb *sbi, struct zinode *zi, const char *buf, size_t len,
 		    uint64_t off);
 /* No room made (the caller's), no flags checked: zlfs_setattr and zlfs_file_open call it. */

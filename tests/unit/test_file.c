@@ -9,7 +9,10 @@
  * across blocks, ending at and past EOF, across holes) returns exactly the
  * bytes written; and a sequential run of blocks adjacent on the device is
  * read with one device command per run, not one per block (the cause of
- * slow sequential reads through the mount: issue 9).
+ * slow sequential reads through the mount: issue 9).  zlfs_file_read_map
+ * gives the same bytes for every pattern as pieces of the image (a hole
+ * a piece of zeros, neighbours merged), and refuses (-EOPNOTSUPP) inline
+ * files and more pieces than the caller can take.
  *
  * Inline data (F2FS's INLINE_DATA, which new files start with): writes
  * inside the area stay in the inode block with DATA_EXIST, i_blocks 1;
@@ -89,6 +92,34 @@ static void check_read(struct zlfs_sb *sbi, struct zinode *zi, uint64_t size, ui
 			i++;
 		ck_abort_msg("read %llu+%zu: byte %zu differs", (unsigned long long)off, len, i);
 	}
+	/* the same read as pieces of the image (what the FUSE layer splices) */
+	struct zlfs_rseg seg[64];
+	unsigned int nseg = 99;
+	size_t mgot = 12345, at = 0;
+	ck_assert_int_eq(zlfs_file_read_map(sbi, zi, len, off, seg, 64, &nseg, &mgot), 0);
+	ck_assert_uint_eq(mgot, want);
+	memset(got, 0x5a, len);
+	for (unsigned int k = 0; k < nseg; k++) {
+		ck_assert_uint_gt(seg[k].len, 0);
+		ck_assert_uint_le(at + seg[k].len, want);
+		if (seg[k].fd < 0)
+			memset(got + at, 0, seg[k].len);
+		else
+			ck_assert_int_eq(pread(seg[k].fd, got + at, seg[k].len, (off_t)seg[k].pos),
+					 (ssize_t)seg[k].len);
+		/* neighbours are merged where they continue each other */
+		if (k)
+			ck_assert(seg[k].fd != seg[k - 1].fd ||
+				  (seg[k].fd >= 0 && seg[k - 1].pos + seg[k - 1].len != seg[k].pos));
+		at += seg[k].len;
+	}
+	ck_assert_uint_eq(at, want);
+	ck_assert_msg(!want || !memcmp(got, model + off, want), "mapped read %llu+%zu differs",
+		      (unsigned long long)off, len);
+	/* too many pieces for the caller: it must read instead */
+	if (nseg > 1)
+		ck_assert_int_eq(zlfs_file_read_map(sbi, zi, len, off, seg, nseg - 1, &nseg, &mgot),
+				 -EOPNOTSUPP);
 	free(got);
 }
 
@@ -206,6 +237,13 @@ static void reads(struct zlfs_sb *sbi, struct zinode *zi, const char *want, size
 	ck_assert_int_eq(zlfs_file_read(sbi, zi, got, size + 100, 0, &n), 0);
 	ck_assert_uint_eq(n, size);
 	ck_assert(!memcmp(got, want, size));
+	/* inline data is in the inode, not in a block of its own: never mapped */
+	if (inl(zi)) {
+		struct zlfs_rseg seg[4];
+		unsigned int nseg;
+		ck_assert_int_eq(zlfs_file_read_map(sbi, zi, size + 100, 0, seg, 4, &nseg, &n),
+				 -EOPNOTSUPP);
+	}
 	free(got);
 }
 
