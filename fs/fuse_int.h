@@ -140,6 +140,10 @@ void virt_listxattr(fuse_req_t req, size_t size);
 /* ---- fuse_file.c: the requests on open files, and the writeback gate ---- */
 void zl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void zl_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi);
+/* At INIT, conn->max_read set: answer reads by splice where the kernel and a pipe's size allow it. */
+void zl_read_splice_init(struct fuse_conn_info *conn);
+/* READs answered by splice so far (read_splices in /.zlfs/status). */
+uint64_t zl_read_splices(void);
 void zl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 	      struct fuse_file_info *fi);
 void zl_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);

@@ -80,6 +80,7 @@ static struct {
 	bool wb;              /* INIT: it is in use */
 	bool no_opendir;      /* INIT: the kernel opens directories by itself (zl_opendir) */
 	bool single;          /* one thread serves the requests (zl_write_back cannot wait) */
+	unsigned int max_read;   /* the session's -o max_read, which INIT repeats */
 	bool finished;        /* the final checkpoint was attempted (under sbi->lock) */
 	int final_ret;        /* and its result */
 } sess = { .want_wb = true };
@@ -92,6 +93,11 @@ void zlfs_fuse_set_writeback(bool on)
 void zlfs_fuse_set_session(struct fuse_session *se)
 {
 	sess.se = se;
+}
+
+void zlfs_fuse_set_max_read(unsigned int bytes)
+{
+	sess.max_read = bytes;
 }
 
 void zlfs_fuse_set_single_threaded(bool on)
@@ -283,6 +289,8 @@ static void zl_init(void *userdata, struct fuse_conn_info *conn)
 	if (conn->capable & FUSE_CAP_EXPORT_SUPPORT)
 		conn->want |= FUSE_CAP_EXPORT_SUPPORT;
 	conn->max_write = 1u << 20;
+	conn->max_read = sess.max_read;     /* as the session's -o max_read (libfuse checks) */
+	zl_read_splice_init(conn);
 	conn->max_readahead = ZLFS_READAHEAD_KB * 1024;
 }
 

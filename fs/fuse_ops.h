@@ -14,7 +14,13 @@
 #include "zlfs.h"
 
 /* The kernel's readahead the mount asks for, in KiB (zl_init's conn->max_readahead). */
-#define ZLFS_READAHEAD_KB 1024
+#define ZLFS_READAHEAD_KB 4096
+/*
+ * The largest READ, unless -o max_read= says otherwise: an answer of this
+ * much fits a pipe of the default pipe-max-size (1 MiB) with room for its
+ * header, so reads can be spliced by any user (fuse_file.c).
+ */
+#define ZLFS_READ_MAX (512u << 10)
 
 extern const struct fuse_lowlevel_ops zlfs_ops;
 
@@ -22,6 +28,8 @@ extern const struct fuse_lowlevel_ops zlfs_ops;
 void zlfs_fuse_set_writeback(bool on);
 /* The session, for the notifications (cache invalidations) the operations send. */
 void zlfs_fuse_set_session(struct fuse_session *se);
+/* Before the session starts: the max_read the session was made with (INIT must repeat it). */
+void zlfs_fuse_set_max_read(unsigned int bytes);
 /* Before the session starts: one thread serves every request (-s). */
 void zlfs_fuse_set_single_threaded(bool on);
 /* Serve the session's requests until it ends (fuse_loop.c): 0 or a negative errno. */

@@ -101,16 +101,17 @@ static void loop_status(char *buf, size_t size)
 	struct zl_loop_stats ls;
 
 	zl_loop_stats(&ls);
-	snprintf(buf, size, "loop_threads=%u\nloop_requests=%llu\nloop_queued=%llu\nloop_rescues=%llu\n",
+	snprintf(buf, size, "loop_threads=%u\nloop_requests=%llu\nloop_queued=%llu\nloop_rescues=%llu\n"
+		 "read_splices=%llu\n",
 		 ls.threads, (unsigned long long)ls.requests, (unsigned long long)ls.queued,
-		 (unsigned long long)ls.rescues);
+		 (unsigned long long)ls.rescues, (unsigned long long)zl_read_splices());
 }
 
 void virt_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct zlfs_sb *sbi = SBI(req);
 	struct zlfs_req_count rc[ZR_NR];
-	char loop[160];
+	char loop[192];
 	struct vfile *v;
 	int ret;
 

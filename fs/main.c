@@ -200,6 +200,7 @@ struct cli {
 	int no_wb;                 /* ints: the option table stores them (fuse_opt) */
 	int norecovery;
 	int nofuseblk;
+	unsigned int max_read;     /* -o max_read=, else ZLFS_READ_MAX */
 	int nonopt;
 	int err;
 };
@@ -283,6 +284,7 @@ static const struct fuse_opt opt_fixed[] = {
 	{ "no_writeback_cache", offsetof(struct cli, no_wb), 1 },
 	/* a block device as plain fuse, as a user's mount (see main) */
 	{ "nofuseblk", offsetof(struct cli, nofuseblk), 1 },
+	{ "max_read=%u", offsetof(struct cli, max_read), 0 },
 	/*
 	 * F2FS's norecovery: no roll-forward, and only read-only, which a
 	 * zlfs ro mount is already (it never rolls forward)
@@ -854,6 +856,18 @@ int main(int argc, char **argv)
 	}
 	if (fuse_opt_add_arg(&args, "-odefault_permissions"))
 		return EX_FAIL_;
+	/*
+	 * READs of at most ZLFS_READ_MAX (fuse_ops.h: small enough to
+	 * splice), unless the user set max_read, which libfuse must be told
+	 * here and INIT again (zlfs_fuse_set_max_read).
+	 */
+	char mr[32];
+	if (!c.max_read)
+		c.max_read = ZLFS_READ_MAX;
+	snprintf(mr, sizeof(mr), "-omax_read=%u", c.max_read);
+	if (fuse_opt_add_arg(&args, mr))
+		return EX_FAIL_;
+	zlfs_fuse_set_max_read(c.max_read);
 	/*
 	 * The FUSE session now, before anything is opened or forked: libfuse
 	 * refuses the options it does not know here ("fuse: unknown

@@ -2,7 +2,8 @@
 # check-mountinfo.sh BUILD_DIR - what the kernel shows of a zlfs mount:
 # /proc/mounts gives the spec as given (options after "?" included) as the
 # source and plain "fuse" as the type; the mount's backing-device
-# readahead is raised to the 1 MiB zlfs asks for.
+# readahead is raised to the 4 MiB zlfs asks for; READs are at most the
+# 512 KiB of its max_read.
 #
 # Prints "check-mountinfo: CHECK ok" or "check-mountinfo: CHECK FAIL reason"
 # per check, the last that no zlfs daemon or mount of its own is left, then
@@ -35,20 +36,24 @@ proc_mounts() {
 }
 check "/proc/mounts: the spec as given, type fuse" proc_mounts
 
-# The kernel's FUSE keeps the readahead INIT asks for (1 MiB) only up to
+# The kernel's FUSE keeps the readahead INIT asks for (4 MiB) only up to
 # the mount's backing-device readahead, 128 KiB unless raised: the daemon
-# (root here) raises it, so a sequential read comes in 1 MiB requests.
+# (root here) raises it, so a sequential read keeps several 512 KiB READs
+# in flight (max_read=524288 in the mount's options: small enough to be
+# spliced through a pipe any user may have).
 readahead() {
-	local img=$T/ra.img m=$T/ra.mnt dev ra
+	local img=$T/ra.img m=$T/ra.mnt dev ra mr
 	"$ZDEV" create "$img" --size 1G --zone-size 32M --conv-zones 8 >/dev/null &&
 		"$MKFS" "$img" >/dev/null || { WHY="create/mkfs"; return 1; }
 	mnt "$img" "$m" || return 1
 	dev=$(mountpoint -d "$m")
 	ra=$(cat "/sys/class/bdi/$dev/read_ahead_kb" 2>/dev/null)
+	mr=$(awk -v m="$m" '$2 == m { print $4 }' /proc/mounts)
 	umnt "$m" "$img" || return 1
 	rm -f "$img" "$img.zst"
-	[ "$ra" = 1024 ] || { WHY="read_ahead_kb of bdi $dev is '$ra', expected 1024"; return 1; }
+	[ "$ra" = 4096 ] || { WHY="read_ahead_kb of bdi $dev is '$ra', expected 4096"; return 1; }
+	case ,$mr, in *,max_read=524288,*) ;; *) WHY="no max_read=524288 in the options: $mr"; return 1 ;; esac
 }
-check "readahead of the mount raised to max_readahead (1 MiB)" readahead
+check "readahead of the mount raised to max_readahead (4 MiB), READs of 512 KiB" readahead
 
 finish
