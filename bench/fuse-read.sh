@@ -8,11 +8,11 @@
 #   bash bench/fuse-read.sh build 7 /path/to/older/build   # zlfs before and after
 #
 # Environment: READ_DIR (where the images go, default /var/tmp; refused if
-# tmpfs), READ_MB (the file's size, default 1024), READ_FS (a subset of
-# "zlfs zlfs-old ext4 fuse2fs").
+# tmpfs), READ_MB (the file's size, default 1024), READ_IMG_MB (the images'
+# size, default 4096), READ_FS (a subset of "zlfs zlfs-old ext4 fuse2fs").
 #
 # Setup, once: a thick emulated zoned image of 4 GiB (64 MiB zones, 8
-# conventional) made by mkfs.zlfs, and an ext4 image of 4 GiB (mkfs.ext4,
+# conventional) made by mkfs.zlfs, and an ext4 image as large (mkfs.ext4,
 # no lazy init) used by both ext4-loop and fuse2fs; on each the file is
 # written from /dev/urandom and fsynced.  Each round then mounts every
 # filesystem in turn, drops the page cache (sync; drop_caches 3), reads the
@@ -27,6 +27,7 @@ B=$(readlink -f "${1:?usage: fuse-read.sh BUILD_DIR [ROUNDS] [OLD_BUILD_DIR]}")
 ROUNDS=${2:-5}
 OLD=${3:+$(readlink -f "$3")}
 MB=${READ_MB:-1024}
+IMG_MB=${READ_IMG_MB:-4096}
 FSLIST=${READ_FS:-zlfs ${OLD:+zlfs-old} ext4 fuse2fs}
 [ "$(id -u)" = 0 ] || { echo "fuse-read.sh: run as root" >&2; exit 1; }
 for t in fuse2fs mkfs.ext4 losetup dd python3; do
@@ -98,9 +99,9 @@ rate() {
 	python3 -c "import sys; print(round($MB / ($e - $s)))"
 }
 
-"$B/fs/zlfs-zdev" create "$DIR/z.img" --size 4096M --zone-size 64M --conv-zones 8 --thick --force >/dev/null &&
+"$B/fs/zlfs-zdev" create "$DIR/z.img" --size "${IMG_MB}M" --zone-size 64M --conv-zones 8 --thick --force >/dev/null &&
 	"$B/mkfs/mkfs.zlfs" -f "$DIR/z.img" >/dev/null || { echo "fuse-read.sh: zlfs image failed" >&2; exit 1; }
-dd if=/dev/zero of="$DIR/e.img" bs=1M count=4096 conv=fsync status=none &&
+dd if=/dev/zero of="$DIR/e.img" bs=1M count="$IMG_MB" conv=fsync status=none &&
 	mkfs.ext4 -q -F -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 "$DIR/e.img" ||
 	{ echo "fuse-read.sh: ext4 image failed" >&2; exit 1; }
 for fs in zlfs ext4; do
