@@ -382,9 +382,10 @@ static int remap_block(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, u
 		zlfs_invalidate_block(sbi, old);
 	}
 	*slot = zf_cpu_to_le32(*addr);
-	zlfs_ext_drop(zi);
 	zlfs_node_dirty(sbi, dn);
-	zlfs_node_dirty(sbi, zi->node);
+	/* the inode block only if it changed: an fsync then writes the direct node alone */
+	if (zlfs_ext_drop(zi) || old == ZF_NULL_ADDR)
+		zlfs_node_dirty(sbi, zi->node);
 	return 0;
 }
 
@@ -419,6 +420,8 @@ static int alloc_for(struct zlfs_sb *sbi, struct zinode *zi, uint64_t index, uin
 static void commit_blocks(struct zlfs_sb *sbi, struct zinode *zi, uint64_t first,
 			  const uint32_t *olds, const uint32_t *addrs, uint32_t n)
 {
+	bool grew = false;
+
 	for (uint32_t i = 0; i < n; i++) {
 		struct znode *dn;
 		unsigned int ofs, nr;
@@ -434,17 +437,24 @@ static void commit_blocks(struct zlfs_sb *sbi, struct zinode *zi, uint64_t first
 			continue;
 		}
 		struct zf_inode *ri = zi_raw(zi);
-		if (cur == ZF_NULL_ADDR)
+		if (cur == ZF_NULL_ADDR) {
 			ri->i_blocks = zf_cpu_to_le64(zf_le64_to_cpu(ri->i_blocks) + 1);
-		else if (zlfs_addr_reserved(cur))
+			grew = true;
+		} else if (zlfs_addr_reserved(cur)) {
 			zlfs_reserved_drop(sbi, 1);
-		else
+		} else {
 			zlfs_invalidate_block(sbi, cur);
+		}
 		*slot = zf_cpu_to_le32(addrs[i]);
 		zlfs_node_dirty(sbi, dn);
 	}
-	zlfs_ext_drop(zi);
-	zlfs_node_dirty(sbi, zi->node);
+	/*
+	 * The inode block only if it changed (its block count, the extent
+	 * hint): an overwrite past the inode's own slots then leaves it clean,
+	 * and an fsync writes the direct nodes alone, as F2FS's does.
+	 */
+	if (zlfs_ext_drop(zi) || grew)
+		zlfs_node_dirty(sbi, zi->node);
 }
 
 /*
@@ -669,10 +679,13 @@ int zlfs_file_write(struct zlfs_sb *sbi, struct zinode *zi, const char *buf, siz
 	}
 	commit_blocks(sbi, zi, first, olds, addrs, n);
 	ri = zi_raw(zi);
-	if (off + len > zf_le64_to_cpu(ri->i_size))
+	bool changed = zlfs_inode_touch(zi, true, true, false);
+	if (off + len > zf_le64_to_cpu(ri->i_size)) {
 		ri->i_size = zf_cpu_to_le64(off + len);
-	zlfs_inode_touch(zi, true, true, false);
-	zlfs_node_dirty(sbi, zi->node);
+		changed = true;
+	}
+	if (changed)
+		zlfs_node_dirty(sbi, zi->node);
 out:
 	free(bufs);
 	free(addrs);

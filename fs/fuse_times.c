@@ -68,6 +68,7 @@ void ztimes_begin(struct zinode *zi, struct ztimes *zt)
 	if (!zt->keep)
 		return;
 	get_times(zi, &zt->t);
+	zi->keep_times++;      /* file.c stamps nothing meanwhile (zlfs_inode_touch) */
 	if (!(zt->g = tguard_find(zi->ino)) && (zt->g = calloc(1, sizeof(*zt->g)))) {
 		zt->g->ino = zi->ino;
 		zt->g->next = tguards;
@@ -82,6 +83,7 @@ void ztimes_end(struct zlfs_sb *sbi, struct zinode *zi, struct ztimes *zt)
 {
 	if (!zt->keep)
 		return;
+	zi->keep_times--;
 	struct tguard *g = zt->g;
 	const struct cmtimes *t = g && g->set ? &g->t : &zt->t;
 	struct zf_inode *ri = zi_raw(zi);   /* again: the inode block may have moved */

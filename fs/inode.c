@@ -248,26 +248,35 @@ uint8_t zlfs_ftype(mode_t mode)
 	}
 }
 
-void zlfs_inode_touch(struct zinode *zi, bool m, bool c, bool a)
+/* Set one on-disk time; true if it changed. */
+static bool stamp(zf_le64 *sec, zf_le32 *nsec, const struct timespec *ts)
+{
+	zf_le64 s = zf_cpu_to_le64((uint64_t)ts->tv_sec);
+	zf_le32 ns = zf_cpu_to_le32((uint32_t)ts->tv_nsec);
+
+	if (*sec == s && *nsec == ns)
+		return false;
+	*sec = s;
+	*nsec = ns;
+	return true;
+}
+
+bool zlfs_inode_touch(struct zinode *zi, bool m, bool c, bool a)
 {
 	struct timespec ts;
 	struct zf_inode *ri = zi_raw(zi);
+	bool changed = false;
 
 	/* the kernel stamps FUSE writes with its coarse clock: use the same one,
 	 * or a later change could carry an earlier time than an earlier one */
 	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-	if (m) {
-		ri->i_mtime = zf_cpu_to_le64((uint64_t)ts.tv_sec);
-		ri->i_mtime_nsec = zf_cpu_to_le32((uint32_t)ts.tv_nsec);
-	}
-	if (c) {
-		ri->i_ctime = zf_cpu_to_le64((uint64_t)ts.tv_sec);
-		ri->i_ctime_nsec = zf_cpu_to_le32((uint32_t)ts.tv_nsec);
-	}
-	if (a) {
-		ri->i_atime = zf_cpu_to_le64((uint64_t)ts.tv_sec);
-		ri->i_atime_nsec = zf_cpu_to_le32((uint32_t)ts.tv_nsec);
-	}
+	if (m && !zi->keep_times)
+		changed |= stamp(&ri->i_mtime, &ri->i_mtime_nsec, &ts);
+	if (c && !zi->keep_times)
+		changed |= stamp(&ri->i_ctime, &ri->i_ctime_nsec, &ts);
+	if (a)
+		changed |= stamp(&ri->i_atime, &ri->i_atime_nsec, &ts);
+	return changed;
 }
 
 /* a <= b for on-disk times */

@@ -25,7 +25,12 @@ int zlfs_inode_new(struct zlfs_sb *sbi, mode_t mode, uid_t uid, gid_t gid, uint3
 		   struct zinode **out);
 void zlfs_inode_dirty(struct zlfs_sb *sbi, struct zinode *zi);
 void zlfs_inode_stat(struct zlfs_sb *sbi, struct zinode *zi, struct stat *st);
-void zlfs_inode_touch(struct zinode *zi, bool m, bool c, bool a);
+/*
+ * Stamp the times asked for with the coarse clock (m and c not while
+ * zi->keep_times); true if the inode block changed (within one tick of the
+ * clock a stamp changes nothing, and the inode need not be written again).
+ */
+bool zlfs_inode_touch(struct zinode *zi, bool m, bool c, bool a);
 /*
  * A read of zi (file data, directory entries): does its atime need an
  * update under the mount's atime rule?  Reads the inode only (shared

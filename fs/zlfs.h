@@ -129,6 +129,9 @@ struct zinode {
 	uint32_t nopen;          /* open file handles */
 	uint32_t nwrite;         /* of those, regular files' opened for writing */
 	bool orphan;             /* on the orphan list: unlinked, still referenced */
+	uint8_t keep_times;      /* data operations whose mtime/ctime another keeps (the
+				    FUSE layer's, under the writeback cache): zlfs_inode_touch
+				    leaves them alone */
 	struct zinode *hnext;
 	uint64_t nlookup;        /* FUSE lookup count */
 	struct znode *node;      /* its inode block, pinned */
@@ -166,11 +169,13 @@ static inline bool zlfs_xattr_none(const struct zf_inode *ri, uint32_t feat)
  * blocks lives; zlfs does not maintain it, so any change to the file's
  * block map drops it (fsck.f2fs checks a present extent against the map).
  */
-static inline void zlfs_ext_drop(struct zinode *zi)
+static inline bool zlfs_ext_drop(struct zinode *zi)
 {
 	struct zf_inode *ri = zi_raw(zi);
-	if (ri->i_ext.len)
-		memset(&ri->i_ext, 0, sizeof(ri->i_ext));
+	if (!ri->i_ext.len)
+		return false;
+	memset(&ri->i_ext, 0, sizeof(ri->i_ext));
+	return true;     /* the inode block changed */
 }
 
 /* ---- logs (segment.c) ---- */

@@ -257,6 +257,53 @@ static struct zinode *mkf(struct zlfs_sb *sbi, const char *name)
 	return zi;
 }
 
+/*
+ * An overwrite of a block a direct node holds changes that node, not the
+ * inode block: the inode stays clean (an fsync then writes one node, as
+ * F2FS's does).  Within one tick of the coarse clock the times stamp
+ * nothing new; keep_times (the FUSE layer's, under the writeback cache)
+ * leaves them alone at any tick.  A new block (i_blocks), a longer file
+ * (i_size) or a dropped extent hint dirty the inode.
+ */
+START_TEST(test_overwrite_leaves_inode_clean)
+{
+	char *img = tu_fs_volume("clean.img");
+	struct zlfs_sb *sbi = mount_volume(img);
+	struct zlfs_cred c = { 0, 0, 022 };
+	struct zinode *zi;
+	size_t len = 2 * ZF_ADDRS_PER_INODE * (size_t)ZF_BLKSIZE;   /* direct nodes beyond the inode */
+	char *data = malloc(len);
+
+	tu_fill(data, len, 3);
+	pthread_mutex_lock(&sbi->lock);
+	ck_assert_int_eq(zlfs_create(sbi, &c, ZF_ROOT_INO, "f", S_IFREG | 0644, 0, NULL, &zi), 0);
+	zi->nopen++;
+	ck_assert_int_eq(zlfs_file_write(sbi, zi, data, len, 0), 0);
+	ck_assert_int_eq(zlfs_checkpoint(sbi, false), 0);
+	ck_assert(!zi->node->dirty);
+	zi->keep_times++;
+	struct zf_inode before = *zi_raw(zi);
+	uint64_t past = len - 10 * ZF_BLKSIZE;     /* in a direct node */
+	ck_assert_int_eq(zlfs_file_write(sbi, zi, data, ZF_BLKSIZE, past), 0);
+	ck_assert_msg(!zi->node->dirty, "an overwrite in a direct node dirtied the inode");
+	ck_assert(!memcmp(&before, zi_raw(zi), sizeof(before)));
+	/* the file's first blocks are the inode's own slots: it is their node */
+	ck_assert_int_eq(zlfs_file_write(sbi, zi, data, ZF_BLKSIZE, 0), 0);
+	ck_assert(zi->node->dirty);
+	ck_assert_int_eq(zlfs_checkpoint(sbi, false), 0);
+	/* growing the file changes the inode */
+	ck_assert_int_eq(zlfs_file_write(sbi, zi, data, 100, len), 0);
+	ck_assert(zi->node->dirty);
+	zi->keep_times--;
+	zi->nopen--;
+	zlfs_iput(sbi, zi, 0);
+	pthread_mutex_unlock(&sbi->lock);
+	ck_assert_int_eq(zlfs_unmount(sbi), 0);
+	free(data);
+	free(img);
+}
+END_TEST
+
 START_TEST(test_inline)
 {
 	char *img = tu_fs_volume("inline.img");
@@ -385,6 +432,7 @@ int main(void)
 	tcase_add_test(tc, test_read_patterns);
 	tcase_add_test(tc, test_read_one_command_per_run);
 	tcase_add_test(tc, test_inline);
+	tcase_add_test(tc, test_overwrite_leaves_inode_clean);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }
