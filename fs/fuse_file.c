@@ -197,9 +197,11 @@ static void read_buf_done(char *buf)
  *
  * Only an answer that is one piece of the image is spliced: a run of
  * blocks adjacent on the device, no hole.  Answers of several pieces (a
- * hole and data, two runs) came back wrong after the first piece through
- * libfuse 3.14's fuse_reply_data (check-read found it), so they are
- * copied, as are reads below two pages (libfuse would copy those itself).
+ * hole and data, two runs) came back wrong after the first piece, sent
+ * with fuse_reply_data by libfuse 3.14 on kernel 6.18 (check-read found
+ * it; whether libfuse or the kernel's splice into /dev/fuse is at fault
+ * was not found), so they are copied, as are reads below two pages
+ * (libfuse would copy those itself).
  * libfuse needs a pipe as big as the answer and falls back to a fresh
  * buffer per READ otherwise (its slow copy); so splice is used only when
  * a pipe could be grown that far here, at INIT.
