@@ -139,7 +139,14 @@ struct zlfs_disp {
 	uint32_t dev_inflight, dev_depth;
 	uint64_t outstanding;     /* bios accepted whose end() has not run */
 	uint64_t max_req;
+	/*
+	 * Zones past the conventional prefix (the geometry puts conventional
+	 * zones first): a device without zones has none, so a 15 TiB disk of
+	 * 2 MiB pseudo-zones costs nothing here.  The prefix shares conv,
+	 * which nothing writes after set-up (seq false: no lock, plug or wp).
+	 */
 	struct dzone *zones;
+	struct dzone conv;
 	struct zlfs_disp_stats st;
 	/* bios finished inside zlfs_disp_submit, ended by defer_th */
 	struct zlfs_bio *defer_head, *defer_tail;
@@ -232,9 +239,14 @@ int zlfs_disp_opts_set(struct zlfs_disp_opts *o, const char *name, const char *v
 
 /* ---- helpers ---------------------------------------------------------------- */
 
+static struct dzone *dz(struct zlfs_disp *d, uint32_t zone)
+{
+	return zone < d->g->nr_conv ? &d->conv : &d->zones[zone - d->g->nr_conv];
+}
+
 static struct dzone *zone_of(struct zlfs_disp *d, uint64_t off)
 {
-	return &d->zones[off / d->g->zone_size];
+	return dz(d, (uint32_t)(off / d->g->zone_size));
 }
 
 static uint64_t queued(const struct dd_level *l)
@@ -247,7 +259,7 @@ static bool can_dispatch(struct zlfs_disp *d, struct drq *rq)
 {
 	if (!rq->seq_write)
 		return true;
-	struct dzone *z = &d->zones[rq->zone];
+	struct dzone *z = dz(d, rq->zone);
 	if (rq->recovery)
 		return true;
 	if (d->mode == ZLFS_MODE_NOLOCK && (z->nparked || z->recov_inflight)) {
@@ -302,7 +314,7 @@ static struct drq *fifo_rq(struct zlfs_disp *d, struct dd_level *l, int dir)
 		struct drq *rq = FIFO_RQ(n);
 		if (rq->seq_write) {
 			/* the lowest-LBA write pending in this zone goes first */
-			struct drq *low = sort_from(&l->sort[dir], d->zones[rq->zone].start);
+			struct drq *low = sort_from(&l->sort[dir], dz(d, rq->zone)->start);
 			if (low && low->off < rq->off)
 				rq = low;
 		}
@@ -410,7 +422,7 @@ static void prepare(struct zlfs_disp *d, struct drq *rq, struct after *a)
 	d->st.dispatched++;
 	d->dev_inflight++;
 	if (rq->seq_write) {
-		struct dzone *z = &d->zones[rq->zone];
+		struct dzone *z = dz(d, rq->zone);
 		z->inflight++;
 		if (rq->recovery)
 			z->recov_inflight++;
@@ -425,7 +437,7 @@ static void prepare(struct zlfs_disp *d, struct drq *rq, struct after *a)
 		return;
 	}
 	if (rq->seq_write) {
-		struct dzone *z = &d->zones[rq->zone];
+		struct dzone *z = dz(d, rq->zone);
 		if (rq->needs_lock) {
 			assert(!z->locked);
 			z->locked = true;
@@ -613,7 +625,7 @@ static struct drq *rq_alloc(struct zlfs_disp *d, struct zlfs_bio *b)
 	rq->dir = b->op == ZLFS_OP_READ ? DIR_READ : DIR_WRITE;
 	rq->prio = b->prio < NR_LEVELS ? b->prio : ZLFS_PRIO_BE;
 	rq->zone = (uint32_t)(b->off / d->g->zone_size);
-	rq->seq_write = b->op == ZLFS_OP_WRITE && d->zones[rq->zone].seq;
+	rq->seq_write = b->op == ZLFS_OP_WRITE && dz(d, rq->zone)->seq;
 	if (rq->seq_write) {
 		bool nolock = d->mode == ZLFS_MODE_NOLOCK && (b->flags & ZLFS_BIO_NO_ZWL);
 		rq->nolock = nolock;
@@ -707,7 +719,7 @@ static bool try_merge(struct zlfs_disp *d, struct zlfs_bio *b)
 	dir = b->op == ZLFS_OP_READ ? DIR_READ : DIR_WRITE;
 	l = &d->lv[b->prio < NR_LEVELS ? b->prio : ZLFS_PRIO_BE];
 	uint32_t zone = (uint32_t)(b->off / d->g->zone_size);
-	bool nolock = dir == DIR_WRITE && d->mode == ZLFS_MODE_NOLOCK && d->zones[zone].seq &&
+	bool nolock = dir == DIR_WRITE && d->mode == ZLFS_MODE_NOLOCK && dz(d, zone)->seq &&
 		      (b->flags & ZLFS_BIO_NO_ZWL);
 	for (struct dnode *n = l->sort[dir].prev; n != &l->sort[dir]; n = n->prev) {
 		struct drq *rq = SORT_RQ(n);
@@ -797,8 +809,8 @@ int zlfs_disp_submit(struct zlfs_disp *d, struct zlfs_bio *b)
 		    b->len > g->size - b->off)
 			return -EINVAL;
 		uint64_t zs = g->zone_size;
-		bool conv_span = d->zones[b->off / zs].seq == false &&
-				 d->zones[(b->off + b->len - 1) / zs].seq == false;
+		bool conv_span = !dz(d, (uint32_t)(b->off / zs))->seq &&
+				 !dz(d, (uint32_t)((b->off + b->len - 1) / zs))->seq;
 		if (b->op != ZLFS_OP_READ && !conv_span && b->off / zs != (b->off + b->len - 1) / zs)
 			return -ZLFS_EBOUNDARY;
 	}
@@ -994,7 +1006,7 @@ static void complete_locked(struct zlfs_disp *d, struct drq *rq, int result, str
 {
 	d->dev_inflight--;
 	if (rq->seq_write) {
-		struct dzone *z = &d->zones[rq->zone];
+		struct dzone *z = dz(d, rq->zone);
 		z->inflight--;
 		if (rq->recovery)
 			z->recov_inflight--;
@@ -1060,7 +1072,9 @@ static int resync_zones(struct zlfs_disp *d, uint32_t first, uint32_t nr)
 			return -EIO;
 		pthread_mutex_lock(&d->lock);
 		for (uint32_t i = 0; i < n; i++) {
-			struct dzone *z = &d->zones[first + i];
+			if (first + i < d->g->nr_conv)
+				continue;     /* the shared record of the prefix */
+			struct dzone *z = dz(d, first + i);
 			z->seq = rep[i].type != ZLFS_ZONE_CONV;
 			z->start = rep[i].start;
 			z->cap = rep[i].cap;
@@ -1126,14 +1140,17 @@ int zlfs_disp_create(struct zlfs_zdev *dev, const struct zlfs_disp_opts *o, stru
 			dl_init(&d->lv[p].fifo[dir]);
 		}
 	}
-	d->zones = calloc(d->g->nr_zones, sizeof(*d->zones));
+	uint32_t nr_seq = d->g->nr_zones - d->g->nr_conv;
+	d->zones = calloc(nr_seq ? nr_seq : 1, sizeof(*d->zones));
 	if (!d->zones) {
 		zlfs_disp_destroy(d);
 		return -ENOMEM;
 	}
-	for (uint32_t i = 0; i < d->g->nr_zones; i++)
+	dl_init(&d->conv.parked);
+	for (uint32_t i = 0; i < nr_seq; i++)
 		dl_init(&d->zones[i].parked);
-	if ((ret = resync_zones(d, 0, d->g->nr_zones))) {
+	/* the prefix needs no report: conventional zones have no write pointer */
+	if ((ret = resync_zones(d, d->g->nr_conv, nr_seq))) {
 		zlfs_disp_destroy(d);
 		return ret;
 	}
@@ -1239,7 +1256,9 @@ int zlfs_disp_zone_mgmt(struct zlfs_disp *d, enum zlfs_zone_mgmt op, uint32_t zo
 
 	/* whatever happened, learn where the write pointers are now */
 	if (zone == ZLFS_ZONE_ALL)
-		r2 = resync_zones(d, 0, d->g->nr_zones);
+		r2 = resync_zones(d, d->g->nr_conv, d->g->nr_zones - d->g->nr_conv);
+	else if (zone < d->g->nr_conv)
+		r2 = 0;
 	else
 		r2 = resync_zones(d, zone, 1);
 	return ret ? ret : r2;
@@ -1265,7 +1284,7 @@ int zlfs_disp_report(struct zlfs_disp *d, uint32_t first, struct zlfs_zone *zone
 		return ret;
 	pthread_mutex_lock(&d->lock);
 	for (uint32_t i = 0; i < *nr; i++) {
-		struct dzone *z = &d->zones[first + i];
+		struct dzone *z = dz(d, first + i);
 		if (!z->seq || z->inflight || z->nparked || z->plugged)
 			continue;
 		z->wp = zones[i].cond == ZLFS_ZC_FULL ? zones[i].start + zones[i].cap : zones[i].wp;
@@ -1279,7 +1298,7 @@ int zlfs_disp_report(struct zlfs_disp *d, uint32_t first, struct zlfs_zone *zone
 bool zlfs_disp_zone_needs_resync(struct zlfs_disp *d, uint32_t zone)
 {
 	pthread_mutex_lock(&d->lock);
-	bool r = zone < d->g->nr_zones && d->zones[zone].need_resync;
+	bool r = zone < d->g->nr_zones && dz(d, zone)->need_resync;
 	pthread_mutex_unlock(&d->lock);
 	return r;
 }

@@ -33,6 +33,8 @@
  *   - ZWL / NOLOCK pass zone appends to the device: bio->pos is where the
  *     data went;
  *   - NOLOCK falls back to ZWL on a device without no_zwl;
+ *   - a device without zones (every mode: spans, out-of-order writes,
+ *     zone commands refused) and the reset of all zones with a prefix;
  *   - zlfs_disp_opts_set / defaults / zlfs_disp_create argument checks and
  *     zlfs_disp_submit argument checks.
  */
@@ -1416,6 +1418,69 @@ START_TEST(test_opts)
 }
 END_TEST
 
+/*
+ * The dispatcher keeps a record per zone only past the conventional
+ * prefix (a disk without zones has none); the prefix shares one.  On a
+ * device without zones, in every mode: writes span its pseudo-zones, 64
+ * queued out of order all land, zone commands are the device's refusals
+ * and change nothing.  On a device with a prefix, a reset of every zone
+ * re-reads the write pointers of the sequential ones only.
+ */
+static void no_zones_case(const char *mode)
+{
+	struct env e;
+	struct rec r;
+	struct tbio t[64];
+	char *buf = malloc(8 * MB), *back = malloc(8 * MB);
+
+	memset(t, 0, sizeof(t));
+	env_open(&e, "mem:size=64M,zone_size=2M,conv_zones=32,queues=2,qd=16,reorder=0.3", "mode",
+		 mode, NULL);
+	ck_assert(!e.g->zoned);
+	ck_assert_uint_eq(e.g->nr_conv, e.g->nr_zones);
+	tu_fill(buf, 8 * MB, 5);
+	ck_assert_int_eq(zlfs_disp_rw(e.d, ZLFS_OP_WRITE, buf, 8 * MB, 3 * MB, 0, NULL), 0);
+	ck_assert_int_eq(zlfs_disp_rw(e.d, ZLFS_OP_READ, back, 8 * MB, 3 * MB, 0, NULL), 0);
+	ck_assert_mem_eq(back, buf, 8 * MB);
+	rec_init(&r);
+	for (int i = 0; i < 64; i++)
+		tb_submit(&e, &t[i], &r, i, ZLFS_OP_WRITE, ZLFS_PRIO_BE,
+			  32 * MB + (uint64_t)(63 - i) * 64 * BLK, BLK, ZLFS_BIO_NO_ZWL);
+	rec_wait(&r, 64);
+	for (int i = 0; i < 64; i++) {
+		ck_assert_msg(t[i].bio.result == 0, "%s: write %d: %d", mode, i, t[i].bio.result);
+		check_pattern(&e, t[i].bio.off, BLK);
+	}
+	ck_assert_int_eq(zlfs_disp_zone_mgmt(e.d, ZLFS_ZM_RESET, 3), -EINVAL);
+	zlfs_disp_zone_mgmt(e.d, ZLFS_ZM_RESET, ZLFS_ZONE_ALL);
+	ck_assert(!zlfs_disp_zone_needs_resync(e.d, 3));
+	ck_assert_int_eq(zlfs_disp_rw(e.d, ZLFS_OP_READ, back, 8 * MB, 3 * MB, 0, NULL), 0);
+	ck_assert_mem_eq(back, buf, 8 * MB);
+	env_close(&e);
+	tb_free(t, 64);
+
+	env_open(&e, SPEC_Q32, "mode", mode, NULL);
+	ck_assert_int_eq(zlfs_disp_rw(e.d, ZLFS_OP_WRITE, buf, 2 * BLK, zstart(SEQ0), 0, NULL), 0);
+	ck_assert_int_eq(zlfs_disp_zone_mgmt(e.d, ZLFS_ZM_RESET, ZLFS_ZONE_ALL), 0);
+	ck_assert_uint_eq(report1(&e, SEQ0).wp, zstart(SEQ0));
+	/* the dispatcher learnt the reset: a write at the start is aligned again */
+	ck_assert_int_eq(zlfs_disp_rw(e.d, ZLFS_OP_WRITE, buf, BLK, zstart(SEQ0), 0, NULL), 0);
+	ck_assert_int_eq(zlfs_disp_rw(e.d, ZLFS_OP_WRITE, buf, BLK, zstart(SEQ0) + BLK, 0, NULL), 0);
+	ck_assert_int_eq(zlfs_disp_zone_mgmt(e.d, ZLFS_ZM_RESET, 1), -EINVAL);
+	ck_assert(!zlfs_disp_zone_needs_resync(e.d, 1));
+	env_close(&e);
+	free(buf);
+	free(back);
+}
+
+START_TEST(test_no_zones)
+{
+	no_zones_case("zwl");
+	no_zones_case("nolock");
+	no_zones_case("zwp");
+}
+END_TEST
+
 START_TEST(test_submit_checks)
 {
 	struct env e;
@@ -1521,6 +1586,7 @@ int main(void)
 	tc = tcase_create("api");
 	tcase_add_test(tc, test_opts);
 	tcase_add_test(tc, test_submit_checks);
+	tcase_add_test(tc, test_no_zones);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }
