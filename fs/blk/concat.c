@@ -332,7 +332,14 @@ int zlfs_zdev_open_multi_flags(const char *const *specs, int n, unsigned int fla
 			cap = g->zone_cap;
 		}
 	}
-	/* members without zones take the zoned members' zone size */
+	/*
+	 * members without zones take the zoned members' zone size; with none
+	 * zoned, the smallest of theirs (a large file is given larger zones)
+	 */
+	for (i = 0; i < n && !cap; i++) {
+		uint64_t z = zlfs_zdev_geom(c->sub[i])->zone_size;
+		zs = !zs || z < zs ? z : zs;
+	}
 	for (i = 0; zs && i < n; i++) {
 		const struct zlfs_zdev_geom *g = zlfs_zdev_geom(c->sub[i]);
 		if (g->zoned || g->zone_size == zs)

@@ -1103,11 +1103,21 @@ static int open_image_file(const char *path, bool ro)
 	return fd;
 }
 
-/* A regular file with no zone state: a device without zones. */
+/*
+ * A regular file with no zone state: a device without zones, presented as
+ * conventional zones of 2 MiB (what mkfs.f2fs images are), doubled while
+ * there would be more than ZEMU_PLAIN_ZONES of them.  Every zone costs a
+ * record here (and mkfs.zlfs makes a section per zone), so a 15 TiB file
+ * of 2 MiB zones cost 7.86 million records; it gets 256 MiB zones.  A
+ * size that is not a multiple of the larger zone keeps the smaller, so a
+ * volume made before still finds every block.  The zone_size option
+ * overrides.
+ */
+#define ZEMU_PLAIN_ZONES 65536u
 static int open_plain_file(const char *path, struct zopts *o, struct svc_params *sp, bool ro,
 			   struct zlfs_zdev **out)
 {
-	uint64_t zs = 2ull << 20, lbs = 4096, inl = 1;
+	uint64_t zs = 0, lbs = 4096, inl = 1;
 	struct zemu *z;
 	struct stat st;
 	int fd, ret;
@@ -1124,6 +1134,12 @@ static int open_plain_file(const char *path, struct zopts *o, struct svc_params 
 	if ((ret = lock_image(fd, path, ro)) || fstat(fd, &st) < 0) {
 		close(fd);
 		return ret ? ret : -errno;
+	}
+	if (!zs) {
+		/* only while the device keeps every byte 2 MiB zones give it */
+		uint64_t whole = (uint64_t)st.st_size / (2ull << 20) * (2ull << 20);
+		for (zs = 2ull << 20; whole / zs > ZEMU_PLAIN_ZONES && !(whole % (zs << 1)); zs <<= 1)
+			;
 	}
 	uint64_t size = (uint64_t)st.st_size / zs * zs;
 	if ((ret = check_geometry(size, zs, zs, size / zs, (uint32_t)lbs))) {

@@ -3,7 +3,9 @@
  * routing of reads, writes, appends, flushes and zone management to the
  * right member at the right offset (and of zlfs_zdev_read_fd's file), the refusals (a command spanning two
  * members, conventional zones after sequential ones, unlike zones), and
- * that a member without zones takes the zoned member's zone size.  Read-
+ * that a member without zones takes the zoned member's zone size (with
+ * none zoned, the smallest of the members': a large file alone gets larger
+ * zones).  Read-
  * only (ZLFS_ZDEV_RDONLY): every member is opened so (the members say it,
  * a read-write open of each is kept out), the whole refuses writes and
  * zone management, reads what was written, and changes no member's bytes.
@@ -87,6 +89,35 @@ START_TEST(test_geometry)
 	zlfs_zdev_close(dev);
 	free(meta);
 	free(zns);
+}
+END_TEST
+
+/*
+ * Members all without zones: each alone may be given larger zones (a
+ * large file), together they take the smallest zone size of theirs.
+ */
+START_TEST(test_plain_members)
+{
+	char *meta = plain_file("p-meta", 64 * MIB);
+	char *big = plain_file("p-big", 200ull << 30);
+	const char *specs[] = { meta, big };
+	struct zlfs_zdev *dev;
+
+	ck_assert_int_eq(zlfs_zdev_open(big, &dev), 0);
+	ck_assert_uint_eq(zlfs_zdev_geom(dev)->zone_size, 4 * MIB);
+	zlfs_zdev_close(dev);
+	ck_assert_int_eq(zlfs_zdev_open_multi(specs, 2, &dev), 0);
+	const struct zlfs_zdev_geom *g = zlfs_zdev_geom(dev);
+	ck_assert(!g->zoned);
+	ck_assert_uint_eq(g->zone_size, 2 * MIB);
+	ck_assert_uint_eq(g->nr_zones, 32 + 102400);
+	ck_assert_uint_eq(g->nr_conv, g->nr_zones);
+	ck_assert_uint_eq(g->size, (64 * MIB) + (200ull << 30));
+	zlfs_zdev_close(dev);
+	unlink(meta);
+	unlink(big);
+	free(meta);
+	free(big);
 }
 END_TEST
 
@@ -259,6 +290,7 @@ int main(void)
 	TCase *tc = tcase_create("concat");
 
 	tcase_add_test(tc, test_geometry);
+	tcase_add_test(tc, test_plain_members);
 	tcase_add_test(tc, test_io_routing);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_rdonly);

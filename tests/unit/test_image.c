@@ -16,6 +16,8 @@
  *   - write-behind: 8 MiB landed in a zone (or the zone full) starts the
  *     host's write-back, a reset starts over, writebehind=0 and power-cut
  *     mode start none, the data stays intact;
+ *   - a plain file larger than 65,536 zones of 2 MiB is given larger
+ *     zones (only while its size stays a multiple; zone_size overrides);
  *   - a second open of an image in use fails with -EBUSY (flock);
  *   - the image file offered for reads (zlfs_zdev_read_fd) only where it
  *     holds what a read gives, and only with nothing else to do on a read;
@@ -687,6 +689,70 @@ START_TEST(test_rdonly_open)
 END_TEST
 
 /* A regular file without zone state, read-only. */
+/*
+ * A large plain file is given larger zones (a record per zone, a section
+ * per zone in mkfs.zlfs): 2 MiB doubled while there would be more than
+ * 65,536, only while the size stays a multiple; zone_size overrides.
+ */
+static uint64_t plain_zone_size(const char *path, uint64_t size, const char *opts)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)size), 0);
+	close(fd);
+	struct zlfs_zdev *dev = opts ? open_with(path, opts) : open_dev(path);
+	const struct zlfs_zdev_geom *g = zlfs_zdev_geom(dev);
+	uint64_t zs = g->zone_size;
+	ck_assert(!g->zoned);
+	ck_assert_uint_eq(g->nr_conv, g->nr_zones);
+	ck_assert_uint_eq(g->size, (uint64_t)g->nr_zones * zs);
+	/* doubled only past 65,536 zones, and no further than needed */
+	ck_assert(zs == 2 * MB || (g->nr_zones <= 65536 && g->nr_zones > 32768));
+	/* every byte 2 MiB zones would give */
+	ck_assert_uint_eq(g->size, size / (2 * MB) * (2 * MB));
+	if (zs > 2 * MB) {
+		struct zlfs_zone z = zrep(dev, g->nr_zones - 1);
+		ck_assert_uint_eq(z.type, ZLFS_ZONE_CONV);
+		ck_assert_uint_eq(z.start + z.len, g->size);
+	}
+	zlfs_zdev_close(dev);
+	return zs;
+}
+
+START_TEST(test_plain_large_zones)
+{
+	char *path = tu_path("plain-large");
+	const uint64_t GB = 1024 * MB;
+
+	ck_assert_uint_eq(plain_zone_size(path, 128 * GB, NULL), 2 * MB);
+	ck_assert_uint_eq(plain_zone_size(path, 200 * GB, NULL), 4 * MB);
+	ck_assert_uint_eq(plain_zone_size(path, 15 * 1024 * GB, NULL), 256 * MB);
+	/* not a multiple of 4 MiB: 2 MiB zones keep its last 2 MiB */
+	ck_assert_uint_eq(plain_zone_size(path, 200 * GB + 2 * MB + 5, NULL), 2 * MB);
+	ck_assert_uint_eq(plain_zone_size(path, 200 * GB + 4 * MB, NULL), 4 * MB);
+	ck_assert_uint_eq(plain_zone_size(path, 15 * 1024 * GB - 2 * MB, NULL), 2 * MB);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_plain_large_zones_option)
+{
+	char *path = tu_path("plain-large-opt");
+
+	/* a chosen zone size is kept, however many zones it makes */
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)(200ull << 30)), 0);
+	close(fd);
+	struct zlfs_zdev *dev = open_with(path, "zone_size=2M");
+	ck_assert_uint_eq(zlfs_zdev_geom(dev)->zone_size, 2 * MB);
+	ck_assert_uint_eq(zlfs_zdev_geom(dev)->nr_zones, 102400);
+	zlfs_zdev_close(dev);
+	free(path);
+}
+END_TEST
+
 START_TEST(test_rdonly_plain)
 {
 	char *path = tu_path("ro-plain");
@@ -1929,6 +1995,8 @@ int main(void)
 	tcase_add_test(tc, test_create_validation);
 	tcase_add_test(tc, test_open_validation);
 	tcase_add_test(tc, test_plain_file);
+	tcase_add_test(tc, test_plain_large_zones);
+	tcase_add_test(tc, test_plain_large_zones_option);
 	tcase_add_test(tc, test_persist_reopen);
 	tcase_add_test(tc, test_reset_punches);
 	tcase_add_test(tc, test_thick_keeps_blocks);
