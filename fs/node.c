@@ -186,7 +186,8 @@ const struct znat *zlfs_nat_miss(struct zlfs_sb *sbi, uint32_t nid)
 static int nat_read_all(struct zlfs_sb *sbi)
 {
 	uint32_t nblocks = sbi->max_nid / ZF_NAT_ENTRY_PER_BLOCK;
-	uint8_t *buf = malloc((size_t)ZLFS_READ_RUN_MAX * ZF_BLKSIZE);
+	/* block-aligned: a device opened O_DIRECT would bounce (and copy) it */
+	uint8_t *buf = aligned_alloc(ZF_BLKSIZE, (size_t)ZLFS_READ_RUN_MAX * ZF_BLKSIZE);
 	int ret = 0;
 
 	if (!buf)

@@ -437,6 +437,18 @@ static bool sit_block_needed(const struct zlfs_sb *sbi, uint32_t b)
  * a segment of it is in use or a log's.  A valid bit under a zero count
  * is refused as any inconsistent entry.
  */
+static bool sit_map_empty(const uint8_t *map)
+{
+	uint64_t w = 0;
+
+	for (int i = 0; i < ZF_SIT_VBLOCK_MAP_SIZE; i += 8) {
+		uint64_t v;
+		memcpy(&v, map + i, sizeof(v));
+		w |= v;
+	}
+	return !w;
+}
+
 static int sit_load_block(struct zlfs_sb *sbi, uint32_t b, const struct zf_sit_block *blk)
 {
 	uint32_t first = b * SIT_PER_BLK;
@@ -445,6 +457,9 @@ static int sit_load_block(struct zlfs_sb *sbi, uint32_t b, const struct zf_sit_b
 	int ret;
 
 	for (uint32_t k = 0; k < SIT_PER_BLK && first + k < sbi->nr_segs; k++) {
+		/* most of a large volume: nothing valid, nothing to check (seg_check) */
+		if (!zf_sit_vblocks(&blk->entries[k]) && sit_map_empty(blk->entries[k].valid_map))
+			continue;
 		sit_load_entry(&e, &blk->entries[k]);
 		if ((ret = seg_check(sbi, first + k, &e)))
 			return ret;
@@ -531,7 +546,8 @@ const struct zseg *zlfs_seg_miss(struct zlfs_sb *sbi, uint32_t segno, int *err)
  */
 static int sit_load(struct zlfs_sb *sbi, const struct zf_journal *sit_j)
 {
-	uint8_t *buf = malloc((size_t)ZLFS_READ_RUN_MAX * ZF_BLKSIZE);
+	/* block-aligned: a device opened O_DIRECT would bounce (and copy) it */
+	uint8_t *buf = aligned_alloc(ZF_BLKSIZE, (size_t)ZLFS_READ_RUN_MAX * ZF_BLKSIZE);
 	int ret;
 
 	if (!buf)

@@ -1,7 +1,7 @@
 /*
  * test_format.c - the on-disk format (include/zlfs/f2fs_format.h) and
- * libzlfsfmt (fs/f2fs/): structure sizes, the F2FS CRC, the dentry hash and
- * the layout for several geometries.
+ * libzlfsfmt (fs/f2fs/): structure sizes, the F2FS CRC, the dentry hash,
+ * the SIT map weight and the layout for several geometries.
  *
  * Known values come from f2fs-tools 1.15 (Debian 12): hashes were read back
  * from dentries sload.f2fs wrote, layouts are what mkfs.f2fs -s N writes
@@ -17,6 +17,7 @@
 #include "zlfs/f2fs_check.h"
 #include "zlfs/f2fs_feature.h"
 #include "zlfs/f2fs_cp_pack.h"
+#include "zlfs/f2fs_sit.h"
 
 #define MiB (1024ull * 1024)
 #define GiB (1024 * MiB)
@@ -35,6 +36,43 @@ static struct zlfs_zdev_geom geom(uint64_t size, uint64_t zone, uint64_t cap, ui
 	g.kind = ZLFS_DEV_IMAGE;
 	return g;
 }
+
+/* zf_sit_map_weight against a bit-by-bit count: single bits, full words, random maps. */
+static unsigned int weight_slow(const uint8_t *map)
+{
+	unsigned int n = 0;
+
+	for (int i = 0; i < ZF_SIT_VBLOCK_MAP_SIZE * 8; i++)
+		n += (map[i / 8] >> (i % 8)) & 1;
+	return n;
+}
+
+START_TEST(test_sit_map_weight)
+{
+	uint8_t map[ZF_SIT_VBLOCK_MAP_SIZE];
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+
+	memset(map, 0, sizeof(map));
+	ck_assert_uint_eq(zf_sit_map_weight(map), 0);
+	for (int i = 0; i < ZF_SIT_VBLOCK_MAP_SIZE * 8; i++) {
+		memset(map, 0, sizeof(map));
+		map[i / 8] = (uint8_t)(1u << (i % 8));
+		ck_assert_uint_eq(zf_sit_map_weight(map), 1);
+	}
+	memset(map, 0xff, sizeof(map));
+	ck_assert_uint_eq(zf_sit_map_weight(map), ZF_SIT_VBLOCK_MAP_SIZE * 8);
+	for (int r = 0; r < 2000; r++) {
+		for (int i = 0; i < ZF_SIT_VBLOCK_MAP_SIZE; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			/* some bytes empty, some full, the rest random */
+			map[i] = (x >> 60) < 3 ? 0 : (x >> 60) < 6 ? 0xff : (uint8_t)x;
+		}
+		ck_assert_uint_eq(zf_sit_map_weight(map), weight_slow(map));
+	}
+}
+END_TEST
 
 START_TEST(test_sizes)
 {
@@ -640,6 +678,7 @@ int main(void)
 	tcase_add_test(tc, test_inode_csum);
 	tcase_add_test(tc, test_features);
 	tcase_add_test(tc, test_nat_bits_room);
+	tcase_add_test(tc, test_sit_map_weight);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }
