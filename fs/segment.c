@@ -432,11 +432,7 @@ static bool sit_block_needed(const struct zlfs_sb *sbi, uint32_t b)
 	return false;
 }
 
-/*
- * One SIT block as read at mount: checked and counted, and held only if
- * a segment of it is in use or a log's.  A valid bit under a zero count
- * is refused as any inconsistent entry.
- */
+/* No bit set in a segment's validity map (read a word at a time). */
 static bool sit_map_empty(const uint8_t *map)
 {
 	uint64_t w = 0;
@@ -449,6 +445,11 @@ static bool sit_map_empty(const uint8_t *map)
 	return !w;
 }
 
+/*
+ * One SIT block as read at mount: checked and counted, and held only if
+ * a segment of it is in use or a log's.  A valid bit under a zero count
+ * is refused as any inconsistent entry.
+ */
 static int sit_load_block(struct zlfs_sb *sbi, uint32_t b, const struct zf_sit_block *blk)
 {
 	uint32_t first = b * SIT_PER_BLK;
