@@ -432,19 +432,6 @@ static bool sit_block_needed(const struct zlfs_sb *sbi, uint32_t b)
 	return false;
 }
 
-/* No bit set in a segment's validity map (read a word at a time). */
-static bool sit_map_empty(const uint8_t *map)
-{
-	uint64_t w = 0;
-
-	for (int i = 0; i < ZF_SIT_VBLOCK_MAP_SIZE; i += 8) {
-		uint64_t v;
-		memcpy(&v, map + i, sizeof(v));
-		w |= v;
-	}
-	return !w;
-}
-
 /*
  * One SIT block as read at mount: checked and counted, and held only if
  * a segment of it is in use or a log's.  A valid bit under a zero count
@@ -459,7 +446,7 @@ static int sit_load_block(struct zlfs_sb *sbi, uint32_t b, const struct zf_sit_b
 
 	for (uint32_t k = 0; k < SIT_PER_BLK && first + k < sbi->nr_segs; k++) {
 		/* most of a large volume: nothing valid, nothing to check (seg_check) */
-		if (!zf_sit_vblocks(&blk->entries[k]) && sit_map_empty(blk->entries[k].valid_map))
+		if (!zf_sit_vblocks(&blk->entries[k]) && !zf_sit_map_weight(blk->entries[k].valid_map))
 			continue;
 		sit_load_entry(&e, &blk->entries[k]);
 		if ((ret = seg_check(sbi, first + k, &e)))

@@ -471,15 +471,22 @@ START_TEST(test_open_validation)
 }
 END_TEST
 
+/* A regular file of SIZE bytes (sparse), without zone state. */
+static void make_plain(const char *path, uint64_t size)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)size), 0);
+	close(fd);
+}
+
 /* A regular file without zone state is a device without zones. */
 START_TEST(test_plain_file)
 {
 	char *path = tu_path("plain");
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
 
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(ftruncate(fd, 64 * MB + 12345), 0);
-	close(fd);
+	make_plain(path, 64 * MB + 12345);
 	struct zlfs_zdev *dev = open_dev(path);
 	const struct zlfs_zdev_geom *g = zlfs_zdev_geom(dev);
 	ck_assert_uint_eq(g->kind, ZLFS_DEV_IMAGE);
@@ -688,7 +695,6 @@ START_TEST(test_rdonly_open)
 }
 END_TEST
 
-/* A regular file without zone state, read-only. */
 /*
  * A large plain file is given larger zones (a record per zone, a section
  * per zone in mkfs.zlfs): 2 MiB doubled while there would be more than
@@ -696,11 +702,7 @@ END_TEST
  */
 static uint64_t plain_zone_size(const char *path, uint64_t size, const char *opts)
 {
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
-
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(ftruncate(fd, (off_t)size), 0);
-	close(fd);
+	make_plain(path, size);
 	struct zlfs_zdev *dev = opts ? open_with(path, opts) : open_dev(path);
 	const struct zlfs_zdev_geom *g = zlfs_zdev_geom(dev);
 	uint64_t zs = g->zone_size;
@@ -741,10 +743,7 @@ START_TEST(test_plain_large_zones_option)
 	char *path = tu_path("plain-large-opt");
 
 	/* a chosen zone size is kept, however many zones it makes */
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(ftruncate(fd, (off_t)(200ull << 30)), 0);
-	close(fd);
+	make_plain(path, 200ull << 30);
 	struct zlfs_zdev *dev = open_with(path, "zone_size=2M");
 	ck_assert_uint_eq(zlfs_zdev_geom(dev)->zone_size, 2 * MB);
 	ck_assert_uint_eq(zlfs_zdev_geom(dev)->nr_zones, 102400);
@@ -753,14 +752,12 @@ START_TEST(test_plain_large_zones_option)
 }
 END_TEST
 
+/* A regular file without zone state, read-only. */
 START_TEST(test_rdonly_plain)
 {
 	char *path = tu_path("ro-plain");
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
 
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(ftruncate(fd, 16 * MB), 0);
-	close(fd);
+	make_plain(path, 16 * MB);
 	struct zlfs_zdev *dev = open_dev(path);
 	write_stamped(dev, 3 * MB, 16);
 	zlfs_zdev_close(dev);
