@@ -5,12 +5,12 @@
  *
  * The members are laid end to end in the order given, zone after zone:
  * member i's byte 0 is the combined device's byte start[i].  Every member
- * has the same zone size (members without zones are reopened with the
- * zoned members' zone size), the same logical block size and, among the
- * zoned ones, the same zone capacity.  The combined device keeps the rule
- * of every zdev that conventional zones come first, so a member with
- * sequential zones may only be followed by members without conventional
- * ones.
+ * has the same zone size (members without zones and without a zone_size
+ * option are reopened with the others'), the same logical block size
+ * and, among the zoned ones, the same zone capacity.  The combined device
+ * keeps the rule of every zdev that conventional zones come first, so a
+ * member with sequential zones may only be followed by members without
+ * conventional ones.
  *
  * A command never spans two members (-ERANGE, as a write across zones):
  * each is passed to its member on a small wrapper command whose done()
@@ -333,16 +333,23 @@ int zlfs_zdev_open_multi_flags(const char *const *specs, int n, unsigned int fla
 		}
 	}
 	/*
-	 * members without zones take the zoned members' zone size; with none
-	 * zoned, the smallest of theirs (a large file is given larger zones)
+	 * Members whose zone size was their opener's choice (no zones, no
+	 * zone_size option: zs_auto) take the zoned members' zone size; with
+	 * none zoned, that of a member whose size was given, else the smallest
+	 * of theirs (a large file is given larger zones).  A size the user
+	 * gave is never replaced: a mismatch is refused below.
 	 */
 	for (i = 0; i < n && !cap; i++) {
-		uint64_t z = zlfs_zdev_geom(c->sub[i])->zone_size;
-		zs = !zs || z < zs ? z : zs;
+		const struct zlfs_zdev_geom *g = zlfs_zdev_geom(c->sub[i]);
+		if (!g->zs_auto) {
+			zs = g->zone_size;
+			break;
+		}
+		zs = !zs || g->zone_size < zs ? g->zone_size : zs;
 	}
 	for (i = 0; zs && i < n; i++) {
 		const struct zlfs_zdev_geom *g = zlfs_zdev_geom(c->sub[i]);
-		if (g->zoned || g->zone_size == zs)
+		if (!g->zs_auto || g->zone_size == zs)
 			continue;
 		char *s = with_zone_size(specs[i], zs);
 		if (!s) {
@@ -368,6 +375,7 @@ int zlfs_zdev_open_multi_flags(const char *const *specs, int n, unsigned int fla
 	cg->size = 0;
 	cg->nr_zones = cg->nr_conv = 0;
 	cg->zoned = false;
+	cg->zs_auto = false;
 	cg->no_zwl = true;
 	for (i = 0; i < n; i++) {
 		const struct zlfs_zdev_geom *g = zlfs_zdev_geom(c->sub[i]);

@@ -426,7 +426,7 @@ static uint32_t max_io_bytes(int fd)
 
 int zbd_backend_open(const char *path, struct zopts *o, bool ro, struct zlfs_zdev **out)
 {
-	uint64_t qd = 64, nozwl = 1, zs = 64ull << 20, excl = 1;
+	uint64_t qd = 64, nozwl = 1, zs = 0, excl = 1;
 	struct zlfs_zdev_geom *g;
 	struct zbdev *d;
 	int ret, zoned;
@@ -495,6 +495,9 @@ int zbd_backend_open(const char *path, struct zopts *o, bool ro, struct zlfs_zde
 			close(d->fd);
 			goto fail_free;
 		}
+		g->zs_auto = !zopts_get(o, "zone_size");
+		if (g->zs_auto)
+			zs = 64ull << 20;
 		if (!zs || (zs & (zs - 1)) || zs < (uint64_t)lbs || bytes < zs) {
 			zdev_set_errmsg("%s: zone_size must be a power of two no larger than the device",
 					path);

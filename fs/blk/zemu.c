@@ -1135,7 +1135,13 @@ static int open_plain_file(const char *path, struct zopts *o, struct svc_params 
 		close(fd);
 		return ret ? ret : -errno;
 	}
-	if (!zs) {
+	bool zs_auto = !zopts_get(o, "zone_size");
+	if (!zs_auto && !zs) {
+		zdev_set_errmsg("%s: zone_size must be a power of two", path);
+		close(fd);
+		return -EINVAL;
+	}
+	if (zs_auto) {
 		/* only while the device keeps every byte 2 MiB zones give it */
 		uint64_t whole = (uint64_t)st.st_size / (2ull << 20) * (2ull << 20);
 		for (zs = 2ull << 20; whole / zs > ZEMU_PLAIN_ZONES && !(whole % (zs << 1)); zs <<= 1)
@@ -1156,6 +1162,7 @@ static int open_plain_file(const char *path, struct zopts *o, struct svc_params 
 	z->fd = fd;
 	z->base.geom.kind = ZLFS_DEV_IMAGE;
 	z->base.geom.rdonly = ro;
+	z->base.geom.zs_auto = zs_auto;
 	z->base.geom.depth = sp->enabled ? sp->queues * sp->qd : sp->qd;
 	z->path = strdup(path);
 	if (!z->path || (ret = zuring_init(&z->ur, 2 * z->base.geom.depth + 16))) {

@@ -95,6 +95,8 @@ struct zlfs_zdev_geom {
 	bool     zoned;       /* has sequential zones */
 	bool     no_zwl;      /* device flag "no zone write lock" */
 	bool     rdonly;      /* opened with ZLFS_ZDEV_RDONLY: every write is -EROFS */
+	bool     zs_auto;     /* no zones, zone size the opener's own choice (no zone_size
+			       * option): a volume of several devices may ask another */
 };
 
 enum zlfs_zdev_op {

@@ -94,7 +94,8 @@ END_TEST
 
 /*
  * Members all without zones: each alone may be given larger zones (a
- * large file), together they take the smallest zone size of theirs.
+ * large file), together they take the smallest zone size of theirs, or
+ * the one a member was given (zone_size=, a mem: device's own).
  */
 START_TEST(test_plain_members)
 {
@@ -114,6 +115,35 @@ START_TEST(test_plain_members)
 	ck_assert_uint_eq(g->nr_conv, g->nr_zones);
 	ck_assert_uint_eq(g->size, (64 * MIB) + (200ull << 30));
 	zlfs_zdev_close(dev);
+
+	/* a zone size the user gave decides, and is never replaced */
+	char *big4 = NULL, *meta8 = NULL;
+	ck_assert_int_gt(asprintf(&big4, "%s?zone_size=4M", big), 0);
+	ck_assert_int_gt(asprintf(&meta8, "%s?zone_size=8M", meta), 0);
+	const char *given[] = { meta, big4 };
+	ck_assert_int_eq(zlfs_zdev_open_multi(given, 2, &dev), 0);
+	g = zlfs_zdev_geom(dev);
+	ck_assert_uint_eq(g->zone_size, 4 * MIB);
+	ck_assert_uint_eq(g->nr_zones, 16 + 51200);
+	zlfs_zdev_close(dev);
+	const char *both[] = { meta8, big4 };
+	ck_assert_int_eq(zlfs_zdev_open_multi(both, 2, &dev), -EINVAL);
+	/* a memory device keeps its zones: all conventional stays without zones */
+	const char *withmem[] = { "mem:size=64M,zone_size=16M,conv_zones=4", big };
+	ck_assert_int_eq(zlfs_zdev_open_multi(withmem, 2, &dev), 0);
+	g = zlfs_zdev_geom(dev);
+	ck_assert(!g->zoned);
+	ck_assert_uint_eq(g->zone_size, 16 * MIB);
+	ck_assert_uint_eq(g->nr_zones, 4 + 12800);
+	ck_assert_uint_eq(g->nr_conv, g->nr_zones);
+	zlfs_zdev_close(dev);
+	/* zone_size=0 is not "choose": it is refused */
+	char *zero = NULL;
+	ck_assert_int_gt(asprintf(&zero, "%s?zone_size=0", meta), 0);
+	ck_assert_int_eq(zlfs_zdev_open(zero, &dev), -EINVAL);
+	free(zero);
+	free(big4);
+	free(meta8);
 	unlink(meta);
 	unlink(big);
 	free(meta);
