@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "zlfs.h"
 #include "zlfs/f2fs_sit.h"
@@ -688,36 +689,49 @@ static void check_members(const struct zlfs_sb *sbi)
 }
 
 /*
- * A volume of four devices (mkfs.zlfs -c, F2FS's multi-device layout):
- * the logs start spread over them, stay spread as they move on, and the
- * data lands on every device; each device's free sections are counted
- * right; fsck.f2fs passes and a remount reads the data back.
+ * A volume of N devices (mkfs.zlfs -c, F2FS's multi-device layout, up to
+ * eight): the logs start spread over them (one each while there are six
+ * logs for at most six devices), stay spread as they move on, and the
+ * data lands on three devices or more; each device's free sections are
+ * counted right; fsck.f2fs passes and a remount reads the data back.
  */
-START_TEST(logs_spread_over_devices)
+static void spread_over(int n)
 {
 	const char *mkfs = getenv("ZLFS_MKFS");
-	char *img[4], cmd[4096];
+	char *img[ZF_MAX_DEVICES + 1], cmd[8192];
 	struct zlfs_image_params p = { 256ull << 20, 16ull << 20, 0, 4, 0, 0, 4096 };
+	int len;
 
 	ck_assert_msg(mkfs && *mkfs, "ZLFS_MKFS not set");
-	for (int i = 0; i < 4; i++) {
+	ck_assert_int_le(n, ZF_MAX_DEVICES + 1);
+	len = snprintf(cmd, sizeof(cmd), "'%s' -f", mkfs);
+	for (int i = 0; i < n; i++) {
 		char name[32];
 		snprintf(name, sizeof(name), "multi%d.img", i);
 		img[i] = tu_path(name);
 		p.nr_conv = i ? 0 : 4;   /* the metadata on the first, the others all sequential */
 		ck_assert_int_eq(zlfs_image_create(img[i], &p, true), 0);
+		len += snprintf(cmd + len, sizeof(cmd) - (size_t)len, " %s'%s'", i ? "-c " : "",
+				img[i]);
 	}
-	snprintf(cmd, sizeof(cmd), "'%s' -f '%s' -c '%s' -c '%s' -c '%s' >/dev/null", mkfs,
-		 img[0], img[1], img[2], img[3]);
+	snprintf(cmd + len, sizeof(cmd) - (size_t)len, " >/dev/null 2>&1");
+	if (n > ZF_MAX_DEVICES) {
+		/* one past F2FS's limit: refused, nothing made */
+		ck_assert_int_ne(system(cmd), 0);
+		for (int i = 0; i < n; i++)
+			free(img[i]);
+		return;
+	}
 	ck_assert_int_eq(system(cmd), 0);
 
 	struct zlfs_sb *sbi = tu_fs_mount(img[0], 0);
-	ck_assert_uint_eq(sbi->nr_members, 4);
-	for (unsigned int m = 0; m < 4; m++) {
+	ck_assert_uint_eq(sbi->nr_members, (unsigned int)n);
+	for (int m = 0; m < n; m++) {
 		ck_assert_uint_lt(sbi->mem_sec[m], sbi->mem_sec[m + 1]);
-		ck_assert_uint_ge(logs_on(sbi, m), 1);      /* mkfs spread them */
+		if (n <= ZF_NR_LOGS)
+			ck_assert_uint_ge(logs_on(sbi, m), 1);      /* mkfs spread them */
 	}
-	ck_assert_uint_eq(sbi->mem_sec[4], sbi->nr_secs);
+	ck_assert_uint_eq(sbi->mem_sec[n], sbi->nr_secs);
 	check_members(sbi);
 	/* six sections of file data: the data log moves on five times */
 	for (int f = 0; f < 6; f++) {
@@ -727,20 +741,23 @@ START_TEST(logs_spread_over_devices)
 		check_members(sbi);
 	}
 	ck_assert_int_eq(zlfs_checkpoint(sbi, false), 0);
-	uint64_t valid[4] = { 0 };
+	uint64_t valid[ZF_MAX_DEVICES] = { 0 };
 	for (uint32_t s = 0; s < sbi->nr_secs; s++)
 		valid[zlfs_sec_member(sbi, s)] += sbi->secs[s].valid;
-	/* the nodes (written by the checkpoint) on some, the six sections of data over three or more */
-	unsigned int with_data = 0;
-	for (unsigned int m = 0; m < 4; m++) {
-		ck_assert_msg(valid[m] > 0, "device %u: nothing valid (%llu %llu %llu %llu)", m, (unsigned long long)valid[0], (unsigned long long)valid[1], (unsigned long long)valid[2], (unsigned long long)valid[3]);
+	/* the six sections of data over three devices or more */
+	unsigned int with_data = 0, with_any = 0;
+	for (int m = 0; m < n; m++) {
+		with_any += valid[m] > 0;
 		with_data += valid[m] >= sbi->sec_blocks / 2;
 	}
 	ck_assert_uint_ge(with_data, 3);
+	if (n <= ZF_NR_LOGS)
+		ck_assert_uint_eq(with_any, (unsigned int)n);
 	tu_fs_unmount(sbi);
 	tu_fsck_clean(img[0]);
 
 	sbi = tu_fs_mount(img[0], 0);
+	ck_assert_uint_eq(sbi->nr_members, (unsigned int)n);
 	check_members(sbi);
 	for (int f = 0; f < 6; f++) {
 		char name[16];
@@ -758,8 +775,23 @@ START_TEST(logs_spread_over_devices)
 		zlfs_iput(sbi, zi, 0);
 	}
 	tu_fs_unmount(sbi);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < n; i++) {
+		unlink(img[i]);
 		free(img[i]);
+	}
+}
+
+START_TEST(logs_spread_over_devices)
+{
+	spread_over(4);
+}
+END_TEST
+
+/* F2FS's limit: eight devices in one volume, and a ninth refused. */
+START_TEST(eight_devices)
+{
+	spread_over(8);
+	spread_over(9);
 }
 END_TEST
 
@@ -784,6 +816,7 @@ static Suite *segment_suite(void)
 	tcase_add_test(tc, deletes_dirty_sit_blocks_count);
 	tcase_add_test(tc, sit_bit_under_zero_count_refused);
 	tcase_add_test(tc, logs_spread_over_devices);
+	tcase_add_test(tc, eight_devices);
 	suite_add_tcase(s, tc);
 	return s;
 }
