@@ -316,6 +316,7 @@ void zl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_
 	zl_count(ZR_WRITE, ino);
 	DOWN_REFUSE(req, ino);
 	VIRT_REFUSE(req, ino);
+	zl_loop_write_turn();       /* a file's WRITEs in the kernel's order (fuse_loop.c) */
 	zlfs_op_begin(sbi, false);
 	/*
 	 * room first: the blocks, maybe a new dnode and an inline conversion;

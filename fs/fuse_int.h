@@ -65,6 +65,13 @@ int zl_write_back(fuse_ino_t ino);
  * pages' WRITEs): one more thread reads /dev/fuse (on) until it lets go.
  */
 void zl_loop_hold_reader(bool on);
+/*
+ * Called by zl_write before it takes the filesystem lock: returns once no
+ * WRITE of the same node that the kernel made earlier is still being
+ * served, so a file's writeback lands in the log in offset order.  Returns
+ * at once outside zlfs's request loop.
+ */
+void zl_loop_write_turn(void);
 /* The request loop's counts, for /.zlfs/status (fuse_loop.c). */
 struct zl_loop_stats {
 	unsigned threads;        /* started to serve requests */

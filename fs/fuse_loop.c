@@ -31,9 +31,28 @@
  * rescues may start threads up to ZLOOP_THREADS, as the way out of a wait
  * on requests nobody would read.
  *
- * Lock: l.lock, around the counts; never held while reading or serving.
+ * WRITEs of one file in the kernel's order.  Writeback sends a file's
+ * dirty pages as WRITEs of up to 1 MiB, in offset order, several queued
+ * at once; served by several threads, they took the filesystem lock in
+ * whatever order the threads ran, and the log laid a sequentially written
+ * file's pieces out of order (a third of the 512 KiB READs of a 1 GiB file
+ * then spanned two runs of blocks and were copied instead of spliced, and
+ * the image's readahead saw jumps: cold reads ran at half the speed of
+ * the same file written by one thread).  So each WRITE received is noted
+ * with its node and the kernel's request number (`unique`, increasing in
+ * the order the kernel made the requests), and zl_write waits, before it
+ * takes the filesystem lock, until no earlier WRITE of the same node is
+ * still being served (zl_loop_write_turn).  The writes took the exclusive
+ * lock one at a time already: only their order changes.  A request taken
+ * by two threads in the reverse of the kernel's order, the second noted
+ * before the first, can still go first: the order is a layout hint, not
+ * something correctness rests on.
+ *
+ * Locks: l.lock, around the counts; never held while reading or serving.
+ * w.lock, around the WRITEs noted; never held while serving.
  */
 #include <errno.h>
+#include <linux/fuse.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -73,6 +92,17 @@ static struct {
 	uint64_t last_queue_ns;     /* when a request last found another queued */
 } l = { .lock = PTHREAD_MUTEX_INITIALIZER, .park = PTHREAD_COND_INITIALIZER, .want = 1 };
 
+/* WRITEs received and not yet served, by node and the kernel's request number */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t done;        /* a WRITE noted here was served */
+	unsigned n;
+	struct { uint64_t node, unique; } e[ZLOOP_THREADS];
+} w = { .lock = PTHREAD_MUTEX_INITIALIZER, .done = PTHREAD_COND_INITIALIZER };
+
+/* The WRITE this thread serves (0: none, or not from this loop). */
+static __thread uint64_t cur_node, cur_unique;
+
 static void *serve(void *arg);
 
 /*
@@ -100,6 +130,59 @@ static void add_reader(unsigned cap)
 		l.coming++;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Note the request in buf if it is a WRITE (cur_node, cur_unique and w). */
+static void write_note(const struct fuse_buf *buf)
+{
+	const struct fuse_in_header *h = buf->mem;
+
+	cur_node = cur_unique = 0;
+	if ((buf->flags & FUSE_BUF_IS_FD) || buf->size < sizeof(*h) || h->opcode != FUSE_WRITE)
+		return;
+	pthread_mutex_lock(&w.lock);
+	if (w.n < ZLOOP_THREADS) {
+		w.e[w.n].node = cur_node = h->nodeid;
+		w.e[w.n].unique = cur_unique = h->unique;
+		w.n++;
+	}
+	pthread_mutex_unlock(&w.lock);
+}
+
+/* This thread's WRITE served: its note goes, and those waiting on it look again. */
+static void write_done(void)
+{
+	if (!cur_unique)
+		return;
+	pthread_mutex_lock(&w.lock);
+	for (unsigned i = 0; i < w.n; i++) {
+		if (w.e[i].unique == cur_unique && w.e[i].node == cur_node) {
+			w.e[i] = w.e[--w.n];
+			break;
+		}
+	}
+	pthread_cond_broadcast(&w.done);
+	pthread_mutex_unlock(&w.lock);
+	cur_node = cur_unique = 0;
+}
+
+/* An earlier WRITE of this thread's node still noted?  w.lock held. */
+static bool write_before(void)
+{
+	for (unsigned i = 0; i < w.n; i++)
+		if (w.e[i].node == cur_node && w.e[i].unique < cur_unique)
+			return true;
+	return false;
+}
+
+void zl_loop_write_turn(void)
+{
+	if (!cur_unique)
+		return;
+	pthread_mutex_lock(&w.lock);
+	while (write_before())
+		pthread_cond_wait(&w.done, &w.lock);
+	pthread_mutex_unlock(&w.lock);
 }
 
 /* Is a request waiting in /dev/fuse that no thread has read? */
@@ -176,7 +259,9 @@ static void *serve(void *arg)
 			pthread_cond_signal(&l.tick);
 		}
 		pthread_mutex_unlock(&l.lock);
+		write_note(&buf);
 		fuse_session_process_buf(l.se, &buf);
+		write_done();
 		pthread_mutex_lock(&l.lock);
 		l.nserving--;
 		if (fuse_session_exited(l.se))

@@ -20,7 +20,16 @@
 #      ioctl; the loop holds another reader for that, so the ioctl
 #      succeeds with no rescue, and the file reads back compressed
 #      (128 KiB: one WRITE, nothing else queued that a busy reader could
-#      keep waiting, which would make a rescue right).
+#      keep waiting, which would make a rescue right);
+#   5. a file's writeback in the kernel's order: 256 MiB written with
+#      buffered 1 MiB writes on a device taking 1 ms a command (the kernel
+#      sends several WRITEs at once, the loop serves them on several
+#      threads, each waits on the device) lands in the log in offset order:
+#      read back with O_DIRECT 1 MiB reads, each 512 KiB READ is one run of
+#      blocks, one device read (disp_dispatched against the READs counted,
+#      at most 5% more).  Served in whatever order the threads ran, the
+#      same write gave 572-627 device reads for 512 READs (fuse_loop.c's
+#      WRITE order).
 # Prints "check-loop: CHECK ok (note)" or "... FAIL why" per check, then the
 # verdict.  Exit 77 without root, /dev/fuse, python3 or fsck.f2fs.
 NAME=check-loop
@@ -188,8 +197,33 @@ EOF
 	[ "$r1" = "$r0" ] || { WHY="the ioctl's write-back needed the supervisor: $NOTE"; return 1; }
 }
 
+in_order() {
+	local i=$T/o.img c0 c1 r0 r1 reads cmds
+	rm -f "$i" "$i.zst"
+	"$ZDEV" create "$i" --size 3G --zone-size 64M --conv-zones 4 >/dev/null &&
+		"$MKFS" -f "$i" >/dev/null || { WHY="create/mkfs failed"; return 1; }
+	mnt "$i?lat_us=1000" "$M" || return 1
+	dd if=/dev/urandom of="$T/src" bs=1M count=256 status=none
+	dd if="$T/src" of="$M/f" bs=1M conv=fsync status=none || { WHY="write failed"; umnt "$M" "$i"; return 1; }
+	c0=$(key "$M" disp_dispatched)
+	r0=$(sed -n 's/^fuse_req READ //p' "$M/.zlfs/status")
+	dd if="$M/f" of="$T/back" bs=1M iflag=direct status=none || { WHY="read failed"; umnt "$M" "$i"; return 1; }
+	c1=$(key "$M" disp_dispatched)
+	r1=$(sed -n 's/^fuse_req READ //p' "$M/.zlfs/status")
+	umnt "$M" "$i" || return 1
+	cmp -s "$T/src" "$T/back" || { WHY="the file reads back wrong"; return 1; }
+	rm -f "$T/src" "$T/back"
+	fsck_clean "$i" || return 1
+	reads=$((${r1:-0} - ${r0:-0}))
+	cmds=$((c1 - c0))
+	NOTE="$cmds device reads for $reads READs"
+	[ "$reads" -ge 512 ] || { WHY="fewer READs than 512 KiB pieces: $NOTE"; return 1; }
+	[ $((cmds * 100)) -le $((reads * 105)) ] || { WHY="the file's pieces out of order: $NOTE"; return 1; }
+}
+
 check "a request waits for no long one (a reader added while an fsync holds the only one)" rescue
 check "readers added while requests queue (six writers at once, copies identical)" queueing
 check "SIGTERM with those threads idle: exit 0, unmounted, both fscks clean, remount reads back" sigterm
 check "a handler waiting for the kernel's writes holds a reader (COMPRESS_FILE on dirty pages)" write_back
+check "a file's writeback lands in offset order (a device read per READ reading it back)" in_order
 finish
